@@ -1,0 +1,4 @@
+"""Project configuration: settings, URL routing, the Celery application."""
+from .celery import app as celery_app
+
+__all__ = ("celery_app",)

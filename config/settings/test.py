@@ -1,0 +1,26 @@
+"""Test settings: always the real PostgreSQL and Redis of this machine.
+
+``DATABASE_URL`` / ``REDIS_URL`` may point elsewhere (another database name
+or Redis db number lets two suites run side by side); SQLite is never used.
+"""
+from .base import *  # noqa: F403
+from .base import env
+
+DATABASES = {
+    "default": env.db_url("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/apiscope"),
+}
+if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    raise RuntimeError("The test suite runs on PostgreSQL only; set DATABASE_URL to a postgres:// URL.")
+REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
+CELERY_BROKER_URL = REDIS_URL
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+# Static files are not collected for tests.
+MIDDLEWARE = [m for m in MIDDLEWARE if "whitenoise" not in m]  # noqa: F405

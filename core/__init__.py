@@ -1,0 +1,1 @@
+"""Cross-cutting pieces: API keys, authentication, error bodies, query parameters, health."""

@@ -1,0 +1,29 @@
+"""Operators' console: API keys (issue from the admin, revoke in bulk)."""
+from django.contrib import admin, messages
+from django.utils import timezone
+
+from .models import ApiKey
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    list_display = ("name", "prefix", "created_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    search_fields = ("name", "prefix")
+    fields = ("name", "prefix", "created_at", "revoked_at")
+    readonly_fields = ("prefix", "created_at", "revoked_at")
+    actions = ["revoke_selected"]
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            # Issue a new key: show it once in a message, store only its hash.
+            raw = obj.set_new_key()
+            super().save_model(request, obj, form, change)
+            messages.warning(request, f"New API key (shown once, copy it now): {raw}")
+            return
+        super().save_model(request, obj, form, change)
+
+    @admin.action(description="Revoke selected API keys")
+    def revoke_selected(self, request, queryset):
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"Revoked {count} key(s).")

@@ -1,0 +1,75 @@
+"""API keys: only a hash and a short display prefix are stored."""
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.db import models
+from django.utils import timezone
+
+KEY_PREFIX = "ask_"
+DISPLAY_PREFIX_LENGTH = 12
+
+
+def hash_key(raw_key: str) -> str:
+    """SHA-256 of the raw key.
+
+    Keys carry 256 bits of randomness, so a fast hash is enough: there is
+    nothing to brute-force, and authentication stays one indexed lookup.
+    """
+    return hashlib.sha256(raw_key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class ApiKeyQuerySet(models.QuerySet):
+    def active(self) -> ApiKeyQuerySet:
+        return self.filter(revoked_at__isnull=True)
+
+
+class ApiKey(models.Model):
+    """A credential for the REST API and the traffic agents.
+
+    The raw key is returned once by :meth:`issue` and never stored; requests are
+    matched by the SHA-256 of the key they present.
+    """
+
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=DISPLAY_PREFIX_LENGTH, help_text="First characters of the key, for display.")
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiKeyQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = "API key"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    # DRF treats the authenticated key as request.user.
+    is_authenticated = True
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    def set_new_key(self) -> str:
+        """Give this (unsaved) row a fresh random key; return the raw key, which is not kept."""
+        raw = KEY_PREFIX + secrets.token_urlsafe(32)
+        self.prefix = raw[:DISPLAY_PREFIX_LENGTH]
+        self.key_hash = hash_key(raw)
+        return raw
+
+    @classmethod
+    def issue(cls, *, name: str) -> tuple[ApiKey, str]:
+        """Create a key; return the row and the raw key (shown once, never stored)."""
+        key = cls(name=name)
+        raw = key.set_new_key()
+        key.save()
+        return key, raw
+
+    def revoke(self) -> None:
+        if self.revoked_at is None:
+            self.revoked_at = timezone.now()
+            self.save(update_fields=["revoked_at"])

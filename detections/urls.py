@@ -1,0 +1,2 @@
+"""Routes of the detections app (mounted under /api/v1/)."""
+urlpatterns: list = []

@@ -1,0 +1,2 @@
+"""Agent ingestion routes under /api/v2/."""
+urlpatterns: list = []

@@ -1,0 +1,19 @@
+# Sourced by the test script: start this machine's PostgreSQL and Redis when
+# they are not answering (the same commands the machine itself uses).
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+wait_port() {
+  for _ in $(seq 1 60); do port_open "$1" && return 0; sleep 0.5; done
+  echo "!! nothing answers on 127.0.0.1:$1" >&2; return 1
+}
+if ! port_open 5432; then
+  echo "==> starting PostgreSQL"
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start || true
+  wait_port 5432
+fi
+if ! port_open 6379; then
+  echo "==> starting Redis"
+  mkdir -p /var/lib/redis /var/log/redis
+  redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+    --dir /var/lib/redis --logfile /var/log/redis/ci.log || true
+  wait_port 6379
+fi
