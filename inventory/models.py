@@ -1,0 +1,233 @@
+"""The inventory: hosts, endpoints, traces, usage, observed paths and addresses.
+
+Endpoint identity is (host, method, path pattern). Rows are written by the
+ingestion pipeline (``inventory.ingest``) and read by the SPEC routes.
+PostgreSQL is the production database; everything here also runs on SQLite
+(the zero-configuration demo), so PostgreSQL-only indexes live in migrations
+guarded by the database vendor.
+"""
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from django.utils import timezone
+
+from core.enums import HttpMethod, RiskScore
+
+
+class Host(models.Model):
+    """A hostname seen in traffic.
+
+    ``is_public`` is the effective value used by hostType filters: the
+    operator's ``public_override`` when set, else ``is_public_detected``.
+    """
+
+    name = models.CharField(max_length=255, unique=True)
+    is_public_detected = models.BooleanField(default=False)
+    public_override = models.BooleanField(null=True, blank=True, help_text="Operator override of public/private.")
+    is_public = models.BooleanField(default=False, db_index=True, editable=False)
+    # True once any destination address was seen in this host's traffic: from then on
+    # only addresses decide public/private, not the name (DECISIONS §4).
+    address_seen = models.BooleanField(default=False, editable=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args, **kwargs):
+        self.is_public = self.public_override if self.public_override is not None else self.is_public_detected
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "is_public"}
+        super().save(*args, **kwargs)
+
+
+class Endpoint(models.Model):
+    """An API endpoint: a method and a path pattern (``/users/{param1}``) on a host."""
+
+    uuid = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="endpoints")
+    method = models.CharField(max_length=10, choices=HttpMethod.choices)
+    path = models.CharField(max_length=2048)
+    # Regex matching concrete paths of this pattern, and its segment count (cheap pre-filter).
+    path_regex = models.CharField(max_length=4096)
+    num_segments = models.PositiveSmallIntegerField(default=0)
+    # Number of literal (non-parameter) segments: more literal = more specific, matched first.
+    num_literal_segments = models.PositiveSmallIntegerField(default=0)
+    risk_score = models.CharField(max_length=6, choices=RiskScore.choices, default=RiskScore.NONE)
+    # 0..3 for NONE..HIGH: the list order is by risk, and the enum's text order is not.
+    risk_rank = models.PositiveSmallIntegerField(default=0)
+    data_classes = models.JSONField(default=list, blank=True)
+    resource_permissions = models.JSONField(default=list, blank=True)
+    owner = models.CharField(max_length=255, blank=True, default="")
+    openapi_spec_name = models.CharField(max_length=255, null=True, blank=True)
+    is_authenticated_detected = models.BooleanField(default=False)
+    # Sticky: once a request without credentials got a 2xx, the endpoint is not authenticated.
+    unauthenticated_success_seen = models.BooleanField(default=False)
+    is_authenticated_user_set = models.BooleanField(null=True, blank=True)
+    full_trace_capture_enabled = models.BooleanField(default=False)
+    is_graphql = models.BooleanField(default=False)
+    graphql_schema = models.TextField(null=True, blank=True)
+    first_detected = models.DateTimeField(null=True, blank=True)
+    last_active = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["host", "method", "path"], name="endpoint_identity"),
+        ]
+        indexes = [
+            # GET /endpoints default order: risk HIGH→NONE, newest activity, uuid.
+            models.Index(
+                models.F("risk_rank").desc(),
+                models.F("last_active").desc(nulls_last=True),
+                "uuid",
+                name="endpoint_list_order",
+            ),
+            # Ingestion matches concrete paths against the patterns of one host and method.
+            models.Index(fields=["host", "method", "num_segments"], name="endpoint_match"),
+            # GET /new-detections by firstDetected window.
+            models.Index(fields=["first_detected"], name="endpoint_first_detected"),
+            models.Index(fields=["method"], name="endpoint_method"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.host_id}:{self.path}"
+
+    @property
+    def is_authenticated(self) -> bool:
+        """Effective authentication: the operator's setting when given, else detection."""
+        if self.is_authenticated_user_set is not None:
+            return self.is_authenticated_user_set
+        return self.is_authenticated_detected
+
+
+class ApiTrace(models.Model):
+    """One observed request/response, redacted (DECISIONS §4); 100 newest kept per endpoint, 7 days."""
+
+    uuid = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="traces")
+    host = models.CharField(max_length=255)
+    path = models.CharField(max_length=2048)
+    method = models.CharField(max_length=10)
+    request_parameters = models.JSONField(default=list, blank=True)
+    request_headers = models.JSONField(default=list, blank=True)
+    request_body = models.TextField(blank=True, default="")
+    response_status = models.PositiveSmallIntegerField()
+    response_headers = models.JSONField(default=list, blank=True)
+    response_body = models.TextField(blank=True, default="")
+    meta = models.JSONField(default=dict, blank=True)
+    redacted = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            # Endpoint detail (newest first) and per-endpoint pruning to 100.
+            models.Index(fields=["endpoint", "-created_at"], name="trace_endpoint_recent"),
+            # Age pruning (7 days).
+            models.Index(fields=["created_at"], name="trace_created"),
+        ]
+
+
+class UsageMinute(models.Model):
+    """Requests per endpoint per UTC minute; incremented with an upsert (no lost increments)."""
+
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="usage_minutes")
+    minute = models.DateTimeField()
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["endpoint", "minute"], name="usage_minute_unique")]
+        indexes = [models.Index(fields=["minute"], name="usage_minute_prune")]
+
+
+class UsageDay(models.Model):
+    """Requests per endpoint per UTC day (dailyUsage), incremented with the minute counter."""
+
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="usage_days")
+    day = models.DateField()
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["endpoint", "day"], name="usage_day_unique")]
+
+
+class ObservedPath(models.Model):
+    """A concrete path seen for an endpoint (suggested-paths reads the newest 2,000)."""
+
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="observed_paths")
+    path = models.CharField(max_length=2048)
+    count = models.PositiveIntegerField(default=1)
+    last_seen = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["endpoint", "path"], name="observed_path_unique")]
+        indexes = [models.Index(fields=["endpoint", "-last_seen"], name="observed_path_recent")]
+
+
+class HostAddress(models.Model):
+    """An address a host's traffic was served on (destination), for public/private and the hosts graph."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="addresses")
+    address = models.CharField(max_length=64)
+    last_seen = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["host", "address"], name="host_address_unique")]
+        # hosts-graph joins caller addresses to served addresses.
+        indexes = [models.Index(fields=["address"], name="host_address_addr")]
+
+
+class EndpointCaller(models.Model):
+    """A source address that called an endpoint (edges of the hosts graph)."""
+
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="callers")
+    address = models.CharField(max_length=64)
+    last_seen = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["endpoint", "address"], name="endpoint_caller_unique")]
+        indexes = [models.Index(fields=["address"], name="endpoint_caller_addr")]
+
+
+class IngestBatch(models.Model):
+    """Traces accepted by an ingestion route and waiting for (or done with) analysis.
+
+    The row is the durable hand-off between the web process and the worker: the
+    Celery message only carries its id, and a sweep re-enqueues rows left pending,
+    so an accepted trace is analysed even if the broker loses the message. The
+    analysis marks the row done in the same transaction as its writes: exactly once.
+    """
+
+    class Kind(models.TextChoices):
+        RAW = "RAW"  # /api/v1/log-request/{single,batch}
+        PROCESSED = "PROCESSED"  # /api/v2/log-request/batch
+
+    class Status(models.TextChoices):
+        PENDING = "PENDING"
+        DONE = "DONE"
+        FAILED = "FAILED"
+
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    traces = models.JSONField()
+    num_traces = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    received_at = models.DateTimeField(default=timezone.now)
+    processed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # Backlog size (backpressure) and the re-enqueue sweep read only pending rows.
+            models.Index(
+                fields=["received_at"],
+                name="ingest_pending",
+                condition=models.Q(status="PENDING"),
+            ),
+        ]
