@@ -205,3 +205,34 @@ def test_analysis_of_a_batch_takes_a_bounded_number_of_queries(client, django_ca
     with django_assert_max_num_queries(40):
         analyze_batch_task(large)
     assert Endpoint.objects.count() == 10 and UsageMinute.objects.filter(count=31).count() == 10
+
+
+def test_the_sweep_re_sends_pending_batches_at_most_once_per_period(monkeypatch):
+    from inventory.ingest import accept
+
+    sent = []
+    monkeypatch.setattr(accept, "batch_enqueue", sent.append)
+    old = IngestBatch.objects.create(kind="RAW", traces=[raw_trace()], num_traces=1,
+                                     received_at=timezone.now() - timedelta(minutes=10))
+    IngestBatch.objects.create(kind="RAW", traces=[raw_trace()], num_traces=1)  # fresh: its message is on its way
+    IngestBatch.objects.create(kind="RAW", traces=[], num_traces=1, status=IngestBatch.Status.DONE,
+                               received_at=timezone.now() - timedelta(minutes=10))
+    assert accept.batches_requeue(older_than=timedelta(minutes=2)) == 1
+    assert sent == [old.id]
+    assert accept.batches_requeue(older_than=timedelta(minutes=2)) == 0  # re-sent a moment ago
+    IngestBatch.objects.filter(id=old.id).update(requeued_at=timezone.now() - timedelta(minutes=3))
+    assert accept.batches_requeue(older_than=timedelta(minutes=2)) == 1
+    assert sent == [old.id, old.id]
+
+
+def test_a_failing_batch_is_retried_then_marked_failed_not_dropped():
+    from inventory.ingest.pipeline import MAX_ATTEMPTS, batch_record_failure
+
+    batch = IngestBatch.objects.create(kind="RAW", traces=[raw_trace()], num_traces=1)
+    for attempt in range(1, MAX_ATTEMPTS):
+        assert batch_record_failure(batch_id=batch.id, error=RuntimeError("boom")) is False
+        batch.refresh_from_db()
+        assert (batch.status, batch.attempts) == (IngestBatch.Status.PENDING, attempt)
+    assert batch_record_failure(batch_id=batch.id, error=RuntimeError("boom")) is True
+    batch.refresh_from_db()
+    assert batch.status == IngestBatch.Status.FAILED and batch.error == "RuntimeError: boom"
