@@ -68,7 +68,8 @@ class _Faker:
         return str(uuid.UUID(int=self.r.getrandbits(128), version=4))
 
     def client_ip(self) -> str:
-        return f"10.0.{self.r.randint(0, 3)}.{self.r.randint(2, 250)}"
+        """An internet client (global unicast address)."""
+        return f"{self.r.choice([81, 88, 92, 109, 176])}.{self.r.randint(1, 254)}.{self.r.randint(1, 254)}.{self.r.randint(1, 254)}"
 
 
 def _trace(base, method, path, *, status=200, query=(), headers=None, body=None, response=None,

@@ -192,12 +192,17 @@ def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bo
     for trace, endpoint in matched:
         if trace.partial:
             continue
-        result = trace_analyze(
-            trace,
-            detections=detections,
-            false_positives=fields.false_positives(endpoint.uuid, trace.status),
-            pattern=endpoint.path,
-        )
+        try:
+            result = trace_analyze(
+                trace,
+                detections=detections,
+                false_positives=fields.false_positives(endpoint.uuid, trace.status),
+                pattern=endpoint.path,
+            )
+        except Exception:  # noqa: BLE001 - one odd trace must not fail (and block) its whole batch
+            logger.exception("trace %s of a batch could not be analysed; skipped", trace.index)
+            outcome.skipped += 1
+            continue
         fields.merge(endpoint.uuid, result)
         results.append((result, endpoint))
     clock.lap("analysis")
