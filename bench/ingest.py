@@ -1,12 +1,20 @@
 #!/usr/bin/env python
-"""Ingestion benchmark: accept latency of the route and analysis throughput of the pipeline.
+"""Ingestion benchmark: accept latency of the routes and analysis throughput of the pipeline.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/apiscope python bench/ingest.py [--traces 10000]
+    python bench/ingest.py [--traces 10000] [--mode both|service|pipeline]
 
-Runs on its own database, ``<DATABASE_URL's name>_bench`` (created if missing,
-migrated, emptied), never on the one named. Deterministic: the traffic is
-``inventory.ingest.demo`` with a fixed seed (five hosts, sixteen endpoints,
-personal data, tokens, GraphQL, 404s).
+Deterministic: the traffic is ``inventory.ingest.demo`` with a fixed seed (five
+hosts, sixteen endpoints, personal data, tokens, GraphQL, 404s). Runs on its own
+PostgreSQL database ``apiscope_ingest_bench`` (dropped and re-created) and Redis
+db 1.
+
+service (``bench/service.py``: gunicorn + Celery worker with ``--workers``
+processes, production settings): the traces are POSTed over HTTP in batches of
+100 to ``/api/v1/log-request/batch``; prints the accept latency per request and
+the end-to-end analysis rate (first POST to the last batch DONE), on an empty
+inventory and again on the known one.
+
+pipeline (in this process, the stages measured):
 
 1. accept: the traces are POSTed in batches (default 100) to
    ``/api/v1/log-request/batch`` through Django's full stack (middleware, API-key
@@ -24,32 +32,78 @@ The machine's load average is printed too: other processes skew timings.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
 import time
 from multiprocessing import get_context
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+BENCH_DB = "apiscope_ingest_bench"
+REDIS_DB = 1
+
+
+def service_run(traces_count: int, seed: int, workers: int) -> None:
+    """Real processes: gunicorn answers, the Celery worker analyses."""
+    import psycopg
+    import requests
+
+    from bench.service import PG, BenchService, summary_ms
+
+    sys.path.insert(0, str(ROOT))
+    setup_pure()
+    from inventory.ingest.demo import demo_traces
+
+    with BenchService(db=BENCH_DB, redis_db=REDIS_DB, worker_concurrency=workers) as svc:
+        print(f"\n== service: gunicorn (1 process, 8 threads) + Celery worker ({workers} processes)")
+        session = svc.session()
+        with psycopg.connect(f"{PG}/{BENCH_DB}", autocommit=True) as db:
+            for label, run_seed in (("empty inventory", seed), ("known inventory", seed + 1)):
+                traces = list(demo_traces(traces_count, seed=run_seed))
+                bodies = [json.dumps(traces[i:i + 100]) for i in range(0, len(traces), 100)]
+                latencies = []
+                started = time.perf_counter()
+                for body in bodies:
+                    t0 = time.perf_counter()
+                    response = session.post(f"{svc.base_url}/api/v1/log-request/batch", data=body,
+                                            headers={"Content-Type": "application/json"}, timeout=30)
+                    latencies.append(time.perf_counter() - t0)
+                    if response.status_code != 200:
+                        sys.exit(f"accept failed: {response.status_code} {response.text[:300]}")
+                posted = time.perf_counter() - started
+                while db.execute("SELECT count(*) FROM inventory_ingestbatch WHERE status <> 'DONE'").fetchone()[0]:
+                    time.sleep(0.05)
+                    if time.perf_counter() - started > 600:
+                        sys.exit("analysis did not finish within 10 minutes")
+                elapsed = time.perf_counter() - started
+                print(f"[{label}] accept 100-trace POSTs over HTTP: {summary_ms(latencies)}; "
+                      f"{len(traces)} traces posted in {posted:.2f} s")
+                print(f"[{label}] analysed end to end (first POST to last batch DONE): {elapsed:.2f} s, "
+                      f"{len(traces) / elapsed:.0f} traces/s; memory {svc.rss_mb()} MB")
+        session.close()
+        requests.Session().close()
+
+
+def setup_pure() -> None:
+    """Import paths only (no database): the demo generator is plain Python."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+
+
 def bench_database_url() -> str:
-    url = os.environ.get("DATABASE_URL", "")
-    parts = urlsplit(url)
-    if not parts.scheme.startswith("postgres"):
-        sys.exit("DATABASE_URL must be a postgres:// URL (the benchmark measures the PostgreSQL pipeline).")
-    name = parts.path.lstrip("/") or "apiscope"
-    bench_name = name if name.endswith("_bench") else f"{name}_bench"
+    """The pipeline part's database (created if missing), never the one DATABASE_URL names."""
     import psycopg
 
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [bench_name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{bench_name}"')
-    return urlunsplit(parts._replace(path=f"/{bench_name}"))
+    from bench.service import PG
+
+    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [BENCH_DB]).fetchone():
+            conn.execute(f'CREATE DATABASE "{BENCH_DB}"')
+    return f"{PG}/{BENCH_DB}"
 
 
 def setup_django(database_url: str) -> None:
@@ -148,40 +202,46 @@ def analyse(database_url: str, batch_ids: list[int], workers: int) -> tuple[int,
     return total, elapsed, timings
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--traces", type=int, default=10_000)
-    parser.add_argument("--batch", type=int, default=100, help="traces per POST (default 100)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2,
-                        help="analysis processes for the parallel runs (default: CPU count)")
-    parser.add_argument("--seed", type=int, default=42)
-    args = parser.parse_args()
-
+def pipeline_run(traces_count: int, seed: int, workers: int, batch: int) -> None:
     database_url = bench_database_url()
     setup_django(database_url)
     reset_database()
     from inventory.ingest.demo import demo_traces
     from inventory.models import ApiTrace, Endpoint
 
-    print(f"apiscope ingestion benchmark: {args.traces} traces, {args.batch} per request, seed {args.seed}, "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
-
-    runs = [("cold, 1 process", 1, args.seed), ("warm, 1 process", 1, args.seed + 1),
-            (f"warm, {args.workers} processes", args.workers, args.seed + 2)]
-    for label, workers, seed in runs:
-        traces = list(demo_traces(args.traces, seed=seed))
-        batch_ids, latencies = accept(traces, args.batch)
+    print(f"\n== pipeline in this process: {traces_count} traces per run, {batch} per request")
+    runs = [("cold, 1 process", 1, seed), ("warm, 1 process", 1, seed + 1),
+            (f"warm, {workers} processes", workers, seed + 2)]
+    for label, run_workers, run_seed in runs:
+        traces = list(demo_traces(traces_count, seed=run_seed))
+        batch_ids, latencies = accept(traces, batch)
         q = statistics.quantiles(latencies, n=100, method="inclusive")
-        print(f"\n[{label}]")
-        print(f"  accept  {len(latencies)} requests of {args.batch} traces: p50 {q[49] * 1000:.1f} ms, "
-              f"p95 {q[94] * 1000:.1f} ms, p99 {q[98] * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms "
-              f"({len(traces) / sum(latencies):.0f} traces/s accepted)")
-        analysed, seconds, timings = analyse(database_url, batch_ids, workers)
+        print(f"[{label}]")
+        print(f"  accept  {len(latencies)} requests of {batch} traces (Django test client): p50 {q[49] * 1000:.1f} ms, "
+              f"p95 {q[94] * 1000:.1f} ms, p99 {q[98] * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms")
+        analysed, seconds, timings = analyse(database_url, batch_ids, run_workers)
         print(f"  analyse {analysed} traces in {seconds:.2f} s: {analysed / seconds:.0f} traces/s")
-        busy = sum(timings.values())
+        busy = sum(timings.values()) or 1
         print("  stages  " + ", ".join(f"{stage} {t / busy:.0%}" for stage, t in timings.items()))
-    print(f"\ninventory: {Endpoint.objects.count()} endpoints, {ApiTrace.objects.count()} stored traces; "
-          f"load average now {os.getloadavg()[0]:.2f}")
+    print(f"inventory: {Endpoint.objects.count()} endpoints, {ApiTrace.objects.count()} stored traces")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--traces", type=int, default=10_000)
+    parser.add_argument("--batch", type=int, default=100, help="traces per POST in the pipeline part (default 100)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2,
+                        help="analysis processes (Celery concurrency; default: CPU count)")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--mode", choices=["both", "service", "pipeline"], default="both")
+    args = parser.parse_args()
+    print(f"apiscope ingestion benchmark: seed {args.seed}, {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.2f} (other processes skew timings)")
+    if args.mode in ("both", "service"):
+        service_run(args.traces, args.seed, args.workers)
+    if args.mode in ("both", "pipeline"):
+        pipeline_run(args.traces, args.seed, args.workers, args.batch)
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,10 @@ export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-config.settings.local}"
 mkdir -p var
 python manage.py migrate --noinput
 python manage.py collectstatic --noinput --verbosity 0
+# Demo traffic on a fresh install, so the inventory has something to show (SEED_DEMO=0 to skip).
+if [ "${SEED_DEMO:-1}" = "1" ]; then
+  python manage.py seed_demo --if-empty --no-progress
+fi
 first_key="$(python manage.py createapikey first-key --if-none 2>/dev/null)"
 if [ -n "$first_key" ]; then
   echo "==> first API key (shown once, store it now): $first_key"

@@ -13,7 +13,6 @@ Concurrency rules (several workers analyse batches at once):
 """
 from __future__ import annotations
 
-import time
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field

@@ -161,7 +161,7 @@ def test_a_batch_is_analysed_exactly_once(client, django_capture_on_commit_callb
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_batch_being_analysed_elsewhere_is_skipped(seeded_transactional_db):
+def test_a_batch_being_analysed_elsewhere_is_skipped(seeded_transactional_db):  # noqa: F811
     """The claim is SELECT ... FOR UPDATE SKIP LOCKED: a second worker returns at once, the first one wins."""
     import threading
 

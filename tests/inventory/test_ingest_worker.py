@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def worker(seeded_transactional_db):
+def worker(seeded_transactional_db):  # noqa: F811
     """``celery -A config worker`` on the test database and the test Redis; stopped after the test."""
     db = connection.settings_dict
     env = {

@@ -1,6 +1,8 @@
 """``manage.py import_har FILE``: ingest a HAR file through the normal ingestion pipeline."""
 from __future__ import annotations
 
+import logging
+
 import json
 import time
 
@@ -26,7 +28,17 @@ class Command(BaseCommand):
                             help="Hand batches to the Celery workers instead of analysing them here.")
         parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
 
-    def handle(self, *args, file, batch_size, use_worker, no_progress, **options):
+    def handle(self, *args, verbosity=1, **options):
+        pipeline_log = logging.getLogger("inventory.ingest")
+        level = pipeline_log.level
+        if verbosity < 2:
+            pipeline_log.setLevel(logging.WARNING)  # one line per batch otherwise
+        try:
+            self._run(**options)
+        finally:
+            pipeline_log.setLevel(level)
+
+    def _run(self, *, file, batch_size, use_worker, no_progress, **_):
         if not 1 <= batch_size <= MAX_TRACES_PER_BATCH:
             raise CommandError(f"--batch-size must be between 1 and {MAX_TRACES_PER_BATCH}.")
         try:

@@ -1,6 +1,8 @@
 """``manage.py seed_demo``: fill the inventory with realistic demo traffic through the normal pipeline."""
 from __future__ import annotations
 
+import logging
+
 from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError
@@ -24,16 +26,27 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--traces", type=int, default=1500, help="Number of traces (default 1500).")
         parser.add_argument("--seed", type=int, default=7, help="Random seed (default 7).")
-        parser.add_argument("--days", type=int, default=7,
-                            help="Spread the traffic over this many past days, ending now (default 7, max 7).")
+        parser.add_argument("--days", type=int, default=6,
+                            help="Spread the traffic over this many past days, ending now (default 6, max 6: "
+                                 "traces older than 7 days are pruned).")
         parser.add_argument("--if-empty", action="store_true", help="Do nothing when the inventory has endpoints.")
         parser.add_argument("--no-progress", action="store_true")
 
-    def handle(self, *args, traces, seed, days, if_empty, no_progress, **options):
+    def handle(self, *args, verbosity=1, **options):
+        pipeline_log = logging.getLogger("inventory.ingest")
+        level = pipeline_log.level
+        if verbosity < 2:
+            pipeline_log.setLevel(logging.WARNING)  # one line per batch otherwise
+        try:
+            self._run(**options)
+        finally:
+            pipeline_log.setLevel(level)
+
+    def _run(self, *, traces, seed, days, if_empty, no_progress, **_):
         if traces < 1:
             raise CommandError("--traces must be at least 1.")
-        if not 1 <= days <= 7:
-            raise CommandError("--days must be between 1 and 7 (traces older than 7 days are pruned).")
+        if not 1 <= days <= 6:
+            raise CommandError("--days must be between 1 and 6 (traces older than 7 days are pruned).")
         if if_empty and Endpoint.objects.exists():
             self.stdout.write("The inventory is not empty; nothing seeded.")
             return
