@@ -58,6 +58,10 @@ class Endpoint(models.Model):
     num_segments = models.PositiveSmallIntegerField(default=0)
     # Number of literal (non-parameter) segments: more literal = more specific, matched first.
     num_literal_segments = models.PositiveSmallIntegerField(default=0)
+    # Set when an operator wrote the pattern (update-paths): its parameters then absorb any
+    # segment value; an auto-detected pattern's parameters only absorb id-like values, so
+    # /users/me is not swallowed by /users/{param1} (inventory.ingest.paths.PatternMatcher).
+    user_set_path = models.BooleanField(default=False)
     risk_score = models.CharField(max_length=6, choices=RiskScore.choices, default=RiskScore.NONE)
     # 0..3 for NONE..HIGH: the list order is by risk, and the enum's text order is not.
     risk_rank = models.PositiveSmallIntegerField(default=0)
@@ -220,6 +224,9 @@ class IngestBatch(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True, default="")
     received_at = models.DateTimeField(default=timezone.now)
+    # Last time the sweep re-sent this batch's message (lost-message recovery), so a
+    # long but healthy backlog is not flooded with duplicate messages.
+    requeued_at = models.DateTimeField(null=True, blank=True)
     processed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

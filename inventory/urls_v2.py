@@ -1,2 +1,8 @@
 """Agent ingestion routes under /api/v2/."""
-urlpatterns: list = []
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("log-request/batch", views.LogRequestBatchV2View.as_view(), name="log-request-batch-v2"),
+]

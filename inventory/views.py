@@ -1,7 +1,17 @@
-"""Agent protocol routes (DECISIONS §9)."""
+"""Agent protocol routes (DECISIONS §9): key check, configuration and trace ingestion."""
+import zlib
+
+import orjson
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from core.errors import PayloadTooLarge, ZodError
+
+from .ingest.accept import traces_accept
+from .ingest.agent_config import agent_config
+from .ingest.schema import AgentConfigSerializer, ProcessedTraceSerializer, RawTraceSerializer
+from .ingest.validation import MAX_REQUEST_BYTES, traces_validate
 
 
 class VerifyView(APIView):
@@ -14,3 +24,84 @@ class VerifyView(APIView):
     )
     def get(self, request):
         return Response("OK")
+
+
+# ---------------------------------------------------------------- agent ingestion (DECISIONS §9)
+
+_OK = OpenApiResponse(response={"type": "string", "enum": ["OK"]}, description="Accepted; analysed asynchronously.")
+_INGEST_ERRORS = {
+    400: OpenApiResponse(description="Malformed JSON or an invalid trace: ZOD body, issue paths start with the "
+                                     "trace's index in the batch."),
+    401: OpenApiResponse(description='"Client unauthorized"'),
+    413: OpenApiResponse(description="Request over 10 MB or a trace over 1 MB."),
+    503: OpenApiResponse(description="Too many traces waiting for analysis; retry after the Retry-After seconds."),
+}
+
+
+def _read_json(request):
+    """The request body as JSON: 10 MB limit (gzip bodies inflated within it), malformed JSON is a ZOD 400."""
+    body = request.body
+    if len(body) > MAX_REQUEST_BYTES:
+        raise PayloadTooLarge()
+    if request.headers.get("Content-Encoding", "").lower() == "gzip":
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            body = inflater.decompress(body, MAX_REQUEST_BYTES + 1)
+        except zlib.error:
+            raise ZodError([{"code": "custom", "path": [], "message": "Malformed request body: invalid gzip data"}])
+        if len(body) > MAX_REQUEST_BYTES or inflater.unconsumed_tail:
+            raise PayloadTooLarge()
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        raise ZodError([{"code": "custom", "path": [], "message": "Malformed request body: invalid JSON"}]) from None
+
+
+class _IngestView(APIView):
+    batch = True
+    processed = False
+
+    def post(self, request):
+        payload = _read_json(request)
+        traces = traces_validate(payload, batch=self.batch, processed=self.processed)
+        traces_accept(traces=traces, processed=self.processed)
+        return Response("OK")
+
+
+class LogRequestSingleView(_IngestView):
+    """``POST /api/v1/log-request/single``: one raw trace (Metlo's pure-Python agent)."""
+
+    batch = False
+
+    @extend_schema(operation_id="log_request_single", request=RawTraceSerializer,
+                   responses={200: _OK, **_INGEST_ERRORS}, tags=["agents"])
+    def post(self, request):
+        return super().post(request)
+
+
+class LogRequestBatchView(_IngestView):
+    """``POST /api/v1/log-request/batch``: an array of raw traces (at most 1,000)."""
+
+    @extend_schema(operation_id="log_request_batch", request=RawTraceSerializer(many=True),
+                   responses={200: _OK, **_INGEST_ERRORS}, tags=["agents"])
+    def post(self, request):
+        return super().post(request)
+
+
+class LogRequestBatchV2View(_IngestView):
+    """``POST /api/v2/log-request/batch``: processed traces of Metlo 0.1.x agents (at most 1,000)."""
+
+    processed = True
+
+    @extend_schema(operation_id="log_request_batch_v2", request=ProcessedTraceSerializer(many=True),
+                   responses={200: _OK, **_INGEST_ERRORS}, tags=["agents"])
+    def post(self, request):
+        return super().post(request)
+
+
+class AgentConfigView(APIView):
+    """``GET /api/v1/agent-config``: the configuration Metlo agents load at start."""
+
+    @extend_schema(operation_id="agent_config", responses={200: AgentConfigSerializer}, tags=["agents"])
+    def get(self, request):
+        return Response(agent_config())

@@ -23,3 +23,24 @@ def client(api_key) -> APIClient:
 @pytest.fixture
 def anon_client() -> APIClient:
     return APIClient()
+
+
+def seed_builtin_data_classes() -> None:
+    """(Re)create the 13 built-in data classes exactly as their data migration does."""
+    import importlib
+
+    from django.apps import apps
+
+    seed = importlib.import_module("classification.migrations.0002_seed_builtin_classes").seed
+    seed(apps, None)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The test database, with the migration-seeded data classes present.
+
+    Transactional tests end with a flush that also empties migration-seeded
+    tables; with ``--reuse-db`` the next session would start without them.
+    """
+    with django_db_blocker.unblock():
+        seed_builtin_data_classes()

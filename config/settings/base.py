@@ -116,7 +116,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE: dict = {
+    # Ingestion (inventory/tasks.py): re-send messages of batches left pending
+    # (broker or worker lost), and prune traces, usage minutes and done batches.
+    "ingest-requeue": {"task": "inventory.tasks.ingest_requeue_task", "schedule": 30.0},
+    "ingest-prune": {"task": "inventory.tasks.ingest_prune_task", "schedule": 600.0},
+}
 
 # --- REST framework -------------------------------------------------------
 REST_FRAMEWORK = {
@@ -178,6 +183,13 @@ FIELD_ENCRYPTION_KEY = env.str("FIELD_ENCRYPTION_KEY", default="")
 # Ingestion backpressure: above this many traces waiting for analysis the
 # ingestion routes answer 503 with Retry-After.
 INGEST_MAX_BACKLOG = env.int("INGEST_MAX_BACKLOG", default=200_000)
+# Expected analysis throughput (traces/s), used to compute the 503's Retry-After.
+INGEST_DRAIN_RATE = env.int("INGEST_DRAIN_RATE", default=2000)
+# A batch still PENDING this many seconds after it was accepted (or last re-sent)
+# gets its Celery message sent again (lost-message recovery).
+INGEST_REQUEUE_AFTER = env.int("INGEST_REQUEUE_AFTER", default=120)
+# Retention of stored traces (the newest 100 per endpoint are kept, none older than this).
+TRACE_RETENTION_DAYS = env.int("TRACE_RETENTION_DAYS", default=7)
 
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
 LOGGING = {

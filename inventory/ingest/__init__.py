@@ -1,0 +1,11 @@
+"""Traffic ingestion (DECISIONS §9): agent traces in, inventory out.
+
+* ``validation`` — fast structural checks at accept time (zod issues, size limits)
+* ``accept`` — store a batch, enqueue its analysis, backpressure, lost-message sweep
+* ``pipeline`` — the batch analysis the Celery task runs (bounded queries, bulk writes)
+* ``traces``, ``paths``, ``fields``, ``analysis``, ``credentials``, ``redact``,
+  ``classes``, ``alerts``, ``sql`` — the pieces it is made of
+* ``agent_config`` — ``GET /api/v1/agent-config``
+* ``har``, ``demo`` — HAR import and demo traffic (management commands, benchmark)
+* ``maintenance`` — retention and pruning
+"""

@@ -1,0 +1,96 @@
+"""Accepting traces: store them durably, enqueue their analysis, push back when overloaded.
+
+The ingestion routes call :func:`traces_accept` after validating the body. The
+traces go into one ``IngestBatch`` row and only the row id travels through
+Celery (``analyze_batch_task``), enqueued after commit. Nothing is dropped
+silently: when the traces waiting for analysis exceed
+``settings.INGEST_MAX_BACKLOG`` the caller gets ``503`` with ``Retry-After``
+and keeps its data; when the broker is unreachable the row stays PENDING and
+the sweep (``ingest_requeue_task``) sends it later.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from functools import partial
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q, Sum
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from core.errors import ServiceBusy
+from inventory.models import IngestBatch
+
+logger = logging.getLogger(__name__)
+
+
+def ingest_backlog() -> int:
+    """Traces accepted and not analysed yet (PENDING batches), read through the partial index."""
+    return IngestBatch.objects.filter(status=IngestBatch.Status.PENDING).aggregate(
+        n=Coalesce(Sum("num_traces"), 0)
+    )["n"]
+
+
+def _retry_after(backlog: int) -> int:
+    """Seconds until the backlog should be back under its limit at the expected drain rate."""
+    excess = backlog - settings.INGEST_MAX_BACKLOG
+    rate = max(1, settings.INGEST_DRAIN_RATE)
+    return max(1, min(120, math.ceil(max(excess, rate) / rate)))
+
+
+def batch_enqueue(batch_id: int) -> None:
+    """Send the analysis message of a batch; a broker failure is logged, the sweep re-sends."""
+    from inventory.tasks import analyze_batch_task
+
+    try:
+        analyze_batch_task.delay(batch_id)
+    except Exception:  # noqa: BLE001 - the broker is down: the row is safe, the sweep re-sends it
+        logger.exception("could not enqueue ingest batch %s; the sweep will retry", batch_id)
+
+
+def traces_accept(*, traces: list, processed: bool) -> IngestBatch | None:
+    """Store validated traces as one PENDING batch and enqueue its analysis after commit.
+
+    Raises ``ServiceBusy`` (503, Retry-After) when the backlog is at or above
+    ``INGEST_MAX_BACKLOG``. An empty list stores nothing and returns ``None``.
+    """
+    if not traces:
+        return None
+    backlog = ingest_backlog()
+    if backlog >= settings.INGEST_MAX_BACKLOG:
+        logger.warning("ingestion backlog %s at or above %s: refusing %s traces", backlog,
+                       settings.INGEST_MAX_BACKLOG, len(traces))
+        raise ServiceBusy("Too many traces waiting for analysis, retry later.", retry_after=_retry_after(backlog))
+    with transaction.atomic():
+        batch = IngestBatch.objects.create(
+            kind=IngestBatch.Kind.PROCESSED if processed else IngestBatch.Kind.RAW,
+            traces=traces,
+            num_traces=len(traces),
+        )
+        transaction.on_commit(partial(batch_enqueue, batch.id))
+    return batch
+
+
+def batches_requeue(*, older_than: timedelta, limit: int = 1000) -> int:
+    """Re-send the message of PENDING batches not analysed after ``older_than`` (lost messages).
+
+    A batch is re-sent at most once per ``older_than``; duplicates are harmless
+    because the analysis claims the row. Returns the number re-sent.
+    """
+    cutoff = timezone.now() - older_than
+    ids = list(
+        IngestBatch.objects.filter(status=IngestBatch.Status.PENDING, received_at__lt=cutoff)
+        .filter(Q(requeued_at__isnull=True) | Q(requeued_at__lt=cutoff))
+        .order_by("received_at")
+        .values_list("id", flat=True)[:limit]
+    )
+    if ids:
+        IngestBatch.objects.filter(id__in=ids).update(requeued_at=timezone.now())
+        for batch_id in ids:
+            batch_enqueue(batch_id)
+        logger.info("re-enqueued %s pending ingest batches", len(ids))
+    return len(ids)
+

@@ -1,0 +1,176 @@
+"""What a stored ApiTrace holds: the trace with credentials and sensitive values replaced (DECISIONS §4).
+
+* Credentials are always ``"[REDACTED]"``: ``Authorization``, cookies, API-key
+  and token headers, and body fields, form fields and query parameters named
+  like password/secret/token/api_key (see ``credentials.py``); in free-text
+  bodies credential-looking substrings (``password=…``, Bearer tokens, JWTs,
+  known key formats) are replaced.
+* Unless the endpoint has full trace capture on, every value the analysis
+  classified as sensitive is replaced too: query parameters, headers, body
+  fields, path segments; a free-text body that carried sensitive data is
+  replaced whole.
+* ``redacted`` is true when anything was replaced (and for v2 traces, whose
+  agent already withheld headers and bodies).
+* Stored bodies are capped at 64 KB.
+"""
+from __future__ import annotations
+
+import re
+from urllib.parse import urlencode
+
+import orjson
+
+from core.enums import DataSection
+
+from .analysis import TraceResult
+from .credentials import REDACTED, is_credential_header, is_credential_name, scrub_text
+
+MAX_STORED_BODY = 64 * 1024
+_GRAPHQL_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+class _Redactor:
+    def __init__(self, sensitive: set[tuple[str, str]], section: str, full_capture: bool):
+        self.sensitive = {path for sec, path in sensitive if sec == section} if not full_capture else set()
+        self.changed = False
+
+    def walk(self, node: object, path: str) -> object:
+        if isinstance(node, dict):
+            out = {}
+            for key, value in node.items():
+                key_text = str(key)
+                child_path = f"{path}.{key_text}" if path else key_text
+                if is_credential_name(key_text) and value not in (None, "", [], {}):
+                    out[key] = REDACTED
+                    self.changed = True
+                else:
+                    out[key] = self.walk(value, child_path)
+            return out
+        if isinstance(node, list):
+            child_path = f"{path}[]"
+            return [self.walk(item, child_path) for item in node]
+        if path in self.sensitive and node is not None and not isinstance(node, bool):
+            self.changed = True
+            return REDACTED
+        return node
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= MAX_STORED_BODY else text[:MAX_STORED_BODY] + "…[truncated]"
+
+
+def _body(kind: str, parsed: object, original: str, *, section: str, result: TraceResult,
+          full_capture: bool, graphql_op: str | None = None, graphql_request: bool = False) -> tuple[str, bool]:
+    if kind == "empty":
+        return original, False
+    if kind == "json":
+        redactor = _Redactor(result.sensitive, section, full_capture)
+        if graphql_op and isinstance(parsed, dict) and isinstance(parsed.get("data"), dict):
+            # Response fields were recorded under the operation type (query.user.email).
+            data = redactor.walk(parsed["data"], graphql_op)
+            rest = redactor.walk({k: v for k, v in parsed.items() if k != "data"}, "")
+            new = {**rest, "data": data} if isinstance(rest, dict) else parsed
+        else:
+            new = redactor.walk(parsed, "")
+        changed = redactor.changed
+        if graphql_request and not full_capture and any(s == section for s, _ in result.sensitive):
+            new, changed = _graphql_request_redact(new), True
+        if not changed:
+            return _cap(original), False
+        return _cap(orjson.dumps(new).decode()), True
+    if kind == "form":
+        sensitive = {p for s, p in result.sensitive if s == section} if not full_capture else set()
+        changed = False
+        pairs = []
+        for name, value in parsed:  # type: ignore[union-attr]
+            if (is_credential_name(name) and value) or name in sensitive:
+                pairs.append((name, REDACTED))
+                changed = True
+            else:
+                pairs.append((name, value))
+        return (_cap(urlencode(pairs)), True) if changed else (_cap(original), False)
+    # text and multipart
+    if not full_capture and (section, "") in result.sensitive:
+        return REDACTED, True
+    text, changed = scrub_text(original)
+    if kind == "multipart" and not full_capture:
+        for name, _ in parsed or ():  # type: ignore[union-attr]
+            if (section, name) in result.sensitive:
+                return REDACTED, True
+    return _cap(text), changed
+
+
+def _graphql_request_redact(body: object) -> object:
+    """Sensitive GraphQL arguments: string literals of the document and every variable value."""
+    def scrub(item):
+        if not isinstance(item, dict):
+            return item
+        out = dict(item)
+        if isinstance(out.get("query"), str):
+            out["query"] = _GRAPHQL_STRING.sub(f'"{REDACTED}"', out["query"])
+        if isinstance(out.get("variables"), dict):
+            out["variables"] = _all_values(out["variables"])
+        return out
+
+    return [scrub(i) for i in body] if isinstance(body, list) else scrub(body)
+
+
+def _all_values(node: object) -> object:
+    if isinstance(node, dict):
+        return {k: _all_values(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_all_values(v) for v in node]
+    return node if node is None or isinstance(node, bool) else REDACTED
+
+
+def trace_redact(result: TraceResult, *, full_capture: bool) -> dict:
+    """The ApiTrace column values for an analysed trace."""
+    trace = result.trace
+    redacted = trace.withheld
+    path = trace.path
+    if result.sensitive_segments and not full_capture:
+        segments = path.split("/")
+        # segments[0] is "" (leading slash); positions are 1-based over real segments.
+        for position in result.sensitive_segments:
+            if position < len(segments):
+                segments[position] = REDACTED
+        path = "/".join(segments)
+        redacted = True
+
+    query_sensitive = {p for s, p in result.sensitive if s == DataSection.REQUEST_QUERY} if not full_capture else set()
+    params = []
+    for name, value in trace.query:
+        if (is_credential_name(name) and value) or name in query_sensitive:
+            value, redacted = REDACTED, True
+        params.append({"name": name, "value": value})
+
+    def headers(pairs, section):
+        nonlocal redacted
+        sensitive = {p for s, p in result.sensitive if s == section} if not full_capture else set()
+        out = []
+        for name, value in pairs:
+            if (is_credential_header(name) and value) or name.lower() in sensitive:
+                value, redacted = REDACTED, True
+            out.append({"name": name, "value": value})
+        return out
+
+    graphql_op = result.graphql_ops[0] if len(set(result.graphql_ops)) == 1 else None
+    request_body, changed = _body(*result.req_body, trace.req_body, section=DataSection.REQUEST_BODY, result=result,
+                                  full_capture=full_capture, graphql_request=result.is_graphql)
+    redacted = redacted or changed
+    response_body, changed = _body(*result.resp_body, trace.resp_body, section=DataSection.RESPONSE_BODY,
+                                   result=result, full_capture=full_capture, graphql_op=graphql_op)
+    redacted = redacted or changed
+    return {
+        "host": trace.host,
+        "path": path,
+        "method": trace.method,
+        "request_parameters": params,
+        "request_headers": headers(trace.req_headers, DataSection.REQUEST_HEADER),
+        "request_body": request_body,
+        "response_status": trace.status,
+        "response_headers": headers(trace.resp_headers, DataSection.RESPONSE_HEADER),
+        "response_body": response_body,
+        "meta": trace.meta,
+        "redacted": redacted,
+    }

@@ -1,0 +1,50 @@
+"""Celery entry points of the inventory: trace analysis and its housekeeping."""
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from celery import shared_task
+from django.conf import settings
+from django.db import OperationalError
+
+from .ingest.accept import batches_requeue
+from .ingest.maintenance import ingest_prune
+from .ingest.pipeline import batch_analyze, batch_record_failure
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(bind=True, acks_late=True, max_retries=None, soft_time_limit=300)
+def analyze_batch_task(self, batch_id: int) -> None:
+    """Analyse one accepted batch (``inventory.ingest.pipeline.batch_analyze``).
+
+    Safe to run twice: the batch row is claimed inside the analysis transaction.
+    A failure rolls back; the attempt is counted and the task retried with
+    backoff until ``MAX_ATTEMPTS``, after which the batch is marked FAILED (kept
+    for inspection, logged, never silently dropped).
+    """
+    try:
+        batch_analyze(batch_id=batch_id)
+    except Exception as exc:
+        if isinstance(exc, OperationalError):
+            logger.warning("ingest batch %s: database error (%s), will retry", batch_id, type(exc).__name__)
+        else:
+            logger.exception("ingest batch %s: analysis failed", batch_id)
+        failed = batch_record_failure(batch_id=batch_id, error=exc)
+        if failed:
+            logger.error("ingest batch %s marked FAILED after repeated errors", batch_id)
+            return
+        raise self.retry(countdown=min(60, 2 ** min(self.request.retries, 6)), exc=exc) from exc
+
+
+@shared_task
+def ingest_requeue_task() -> int:
+    """Beat: re-send messages of batches still pending after ``INGEST_REQUEUE_AFTER`` seconds."""
+    return batches_requeue(older_than=timedelta(seconds=settings.INGEST_REQUEUE_AFTER))
+
+
+@shared_task
+def ingest_prune_task() -> dict:
+    """Beat: trace retention (7 days), usage minutes, observed paths, finished batches."""
+    return ingest_prune()

@@ -1,0 +1,80 @@
+"""End to end with a real Celery worker process on Redis: an accepted batch gets analysed."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from classification.models import DataField
+from detections.models import Alert
+from inventory.ingest.accept import batches_requeue
+from inventory.models import Endpoint, IngestBatch
+
+from .ingest_support import raw_trace, sample, seeded_transactional_db  # noqa: F401 (fixture)
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def worker(seeded_transactional_db):
+    """``celery -A config worker`` on the test database and the test Redis; stopped after the test."""
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "REDIS_URL": settings.CELERY_BROKER_URL,
+    }
+    celery = Path(sys.executable).with_name("celery")
+    process = subprocess.Popen(
+        [str(celery), "-A", "config", "worker", "--concurrency", "1", "--loglevel", "INFO", "--without-gossip",
+         "--without-mingle", "--without-heartbeat"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    yield process
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def wait_for(predicate, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_real_worker_analyses_accepted_batches(client, worker):
+    response = client.post("/api/v1/log-request/single", sample("v1-single-django-02.json"), format="json")
+    assert response.status_code == 200
+    response = client.post("/api/v2/log-request/batch", sample("v2-batch-flask-01.json"), format="json")
+    assert response.status_code == 200
+    assert wait_for(lambda: not IngestBatch.objects.exclude(status=IngestBatch.Status.DONE).exists()), (
+        worker.poll(), IngestBatch.objects.values_list("status", "error"))
+    assert IngestBatch.objects.filter(status=IngestBatch.Status.DONE).count() == 2
+    assert set(Endpoint.objects.values_list("path", flat=True)) == {"/login", "/users/{param1}"}
+    assert DataField.objects.get(endpoint__path="/users/{param1}", data_path="user.email").data_classes == ["email"]
+    assert Alert.objects.filter(type="New Endpoint Detected").count() == 2
+
+
+def test_a_batch_whose_message_was_lost_is_re_sent_and_analysed(worker):
+    batch = IngestBatch.objects.create(kind=IngestBatch.Kind.RAW, traces=[raw_trace(path="/lost/1")], num_traces=1)
+    time.sleep(1.0)
+    assert IngestBatch.objects.get(id=batch.id).status == IngestBatch.Status.PENDING  # no message: nothing happens
+    from datetime import timedelta
+
+    assert batches_requeue(older_than=timedelta(seconds=0)) == 1
+    assert wait_for(lambda: IngestBatch.objects.get(id=batch.id).status == IngestBatch.Status.DONE)
+    assert Endpoint.objects.get().path == "/lost/{param1}"
