@@ -4,7 +4,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.enums import DataSection, RiskScore
-from inventory.api.fields import TimestampField
+from inventory.api.fields import StrictCharField, TimestampField
 
 from .models import DataClass, DataField
 
@@ -48,7 +48,7 @@ class DataFieldSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class DataPathField(serializers.CharField):
+class DataPathField(StrictCharField):
     """A data path: dotted keys, ``[]`` or an explicit index for arrays (``items[0].name``)."""
 
     def __init__(self, **kwargs):
@@ -74,7 +74,7 @@ class UpdateClassesSerializer(serializers.Serializer):
 class UpdateEntitySerializer(serializers.Serializer):
     """Body of PUT /data-field/{id}/update-entity; an empty string or null clears the entity."""
 
-    entity = serializers.CharField(max_length=255, allow_blank=True, allow_null=True)
+    entity = StrictCharField(max_length=255, allow_blank=True, allow_null=True)
 
 
 class UpdateDataPathSerializer(serializers.Serializer):

@@ -39,3 +39,12 @@ class LenientDateTimeField(serializers.DateTimeField):
             else:
                 return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
         return super().to_internal_value(value)
+
+
+class StrictCharField(serializers.CharField):
+    """A JSON string only (zod's ``z.string()``); DRF alone would turn ``1`` into ``"1"``."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)

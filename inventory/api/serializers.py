@@ -9,7 +9,7 @@ from core.enums import AlertStatus, AlertType, HostType, HttpMethod, RiskScore
 from detections.models import Alert
 from inventory.models import ApiTrace, Endpoint
 
-from .fields import LenientDateTimeField, TimestampField
+from .fields import LenientDateTimeField, StrictCharField, TimestampField
 
 MAX_LIMIT = 500
 MAX_DETECTION_LIMIT = 50
@@ -82,7 +82,7 @@ class NewDetectionsQuerySerializer(serializers.Serializer):
     def validate(self, attrs):
         start, end = attrs.get("start"), attrs.get("end")
         if start and end and start > end:
-            raise serializers.ValidationError({"end": "end must not be before start"})
+            raise serializers.ValidationError({"end": ["end must not be before start"]}, code="custom")
         return attrs
 
 
@@ -118,14 +118,14 @@ class UuidListBodySerializer(serializers.Serializer):
 class HostListBodySerializer(serializers.Serializer):
     """Body of DELETE /hosts: a non-empty list of hostnames (unknown ones are ignored)."""
 
-    hosts = serializers.ListField(child=serializers.CharField(max_length=255), allow_empty=False, max_length=10_000)
+    hosts = serializers.ListField(child=StrictCharField(max_length=255), allow_empty=False, max_length=10_000)
 
 
 class UpdatePathsBodySerializer(serializers.Serializer):
     """Body of POST /endpoint/{id}/update-paths (path rules are checked by the service: 400 ``"<path>: <reason>"``)."""
 
     paths = serializers.ListField(
-        child=serializers.CharField(max_length=2048, trim_whitespace=False), allow_empty=False, max_length=100
+        child=StrictCharField(max_length=2048, trim_whitespace=False), allow_empty=False, max_length=100
     )
 
 
@@ -244,6 +244,8 @@ class EndpointDetailSerializer(EndpointListItemSerializer):
 
     def to_representation(self, endpoint):
         data = super().to_representation(endpoint)
+        data.pop("openapiSpec", None)
+        data.pop("graphQlSchema", None)
         spec = getattr(endpoint, "detail_openapi_spec", None)
         if spec is not None:
             data["openapiSpec"] = spec
