@@ -156,6 +156,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v[12]",
+    # One component per shared enumeration (riskScore and a data class's severity share RiskScore).
+    "ENUM_NAME_OVERRIDES": {"RiskScoreEnum": "core.enums.RiskScore"},
 }
 
 # --- Static files, i18n, auth -------------------------------------------
