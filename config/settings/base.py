@@ -116,7 +116,23 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE: dict = {}
+# Queue of webhook delivery tasks: Procfile's `webhooks` worker consumes it, so deliveries
+# never wait behind a trace-analysis backlog.
+WEBHOOK_QUEUE = env.str("WEBHOOK_QUEUE", default="webhooks")
+CELERY_BEAT_SCHEDULE: dict = {
+    # Webhooks: re-send deliveries whose message or worker was lost (DECISIONS §7 "nothing lost").
+    "webhooks-deliveries-sweep": {
+        "task": "webhooks.tasks.deliveries_sweep_task",
+        "schedule": 10.0,
+        "options": {"queue": WEBHOOK_QUEUE, "expires": 10.0},
+    },
+    # Webhooks: runs history to the newest 10 per webhook, finished deliveries after 7 days.
+    "webhooks-prune": {
+        "task": "webhooks.tasks.webhooks_prune_task",
+        "schedule": 600.0,
+        "options": {"queue": WEBHOOK_QUEUE, "expires": 600.0},
+    },
+}
 
 # --- REST framework -------------------------------------------------------
 REST_FRAMEWORK = {
