@@ -20,6 +20,15 @@ class TimestampField(serializers.DateTimeField):
         return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
 
+class StrictCharField(serializers.CharField):
+    """A string input that is a JSON string (DRF's CharField would turn 5 into "5"; zod refuses it)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class LowerRiskField(serializers.CharField):
     def to_representation(self, value):
         return str(value).lower()
@@ -79,7 +88,7 @@ class AlertUpdateSerializer(serializers.Serializer):
     """PUT /api/v1/alert/{id} body."""
 
     updateType = serializers.ChoiceField(choices=UpdateType.ALL)
-    resolutionMessage = serializers.CharField(max_length=10_000, required=False, allow_null=True, allow_blank=True)
+    resolutionMessage = StrictCharField(max_length=10_000, required=False, allow_null=True, allow_blank=True)
 
 
 class SpecSummarySerializer(serializers.Serializer):

@@ -198,6 +198,7 @@ def _make_validator(spec: dict, version: str, pointer: list):
         oas31_format_checker,
         oas32_format_checker,
     )
+    from jsonschema import FormatChecker
     from referencing import Registry, Resource
     from referencing.jsonschema import DRAFT4, DRAFT202012
 
@@ -207,9 +208,12 @@ def _make_validator(spec: dict, version: str, pointer: list):
         cls, checker, dialect = OAS31Validator, oas31_format_checker, DRAFT202012
     else:
         cls, checker, dialect = OAS32Validator, oas32_format_checker, DRAFT202012
+    # OpenAPI's own formats (int32, byte, ...) plus JSON Schema's (email, date-time, uuid, ipv4, ...).
+    combined = FormatChecker()
+    combined.checkers.update(checker.checkers)
     registry = Registry().with_resource(SPEC_URN, Resource.from_contents(spec, default_specification=dialect))
     ref = SPEC_URN + "#" + quote("/" + "/".join(_pointer_escape(t) for t in pointer), safe="/~")
-    return cls({"$ref": ref}, registry=registry, format_checker=checker)
+    return cls({"$ref": ref}, registry=registry, format_checker=combined)
 
 
 def spec_compile(row: OpenApiSpec) -> CompiledSpec:
@@ -342,6 +346,13 @@ def _field_label(path) -> str:
 _SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 
 
+def _safe_search(pattern: str, text: str) -> bool:
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:
+        return False
+
+
 def _problem(error) -> str | None:
     """A sentence fragment for one schema error, built from the schema, never from the data."""
     keyword, expected, instance = error.validator, error.validator_value, error.instance
@@ -356,8 +367,15 @@ def _problem(error) -> str | None:
         missing = [p for p in expected if isinstance(instance, dict) and p not in instance]
         return f"is missing required property '{missing[0]}'" if missing else "is missing a required property"
     if keyword in ("additionalProperties", "unevaluatedProperties"):
-        extra = sorted(k for k in instance if isinstance(k, str) and _SAFE_NAME.match(k)) if isinstance(instance, dict) else []
-        return f"has undocumented property '{extra[0]}'" if extra else "has an undocumented property"
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        documented = set(schema.get("properties") or {})
+        patterns = [p for p in (schema.get("patternProperties") or {}) if isinstance(p, str)]
+        extra = sorted(
+            k for k in (instance if isinstance(instance, dict) else {})
+            if isinstance(k, str) and k not in documented and not any(_safe_search(p, k) for p in patterns)
+        )
+        named = [k for k in extra if _SAFE_NAME.match(k)]
+        return f"has undocumented property '{named[0]}'" if named else "has an undocumented property"
     if keyword in ("enum", "const"):
         return "is not one of the documented values"
     if keyword == "format":

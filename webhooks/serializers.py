@@ -5,7 +5,7 @@ from django.core.validators import URLValidator
 from rest_framework import serializers
 
 from core.enums import AlertType
-from detections.serializers import TimestampField
+from detections.serializers import StrictCharField, TimestampField
 
 from . import http, policy
 
@@ -60,7 +60,7 @@ class WebhookInputSerializer(serializers.Serializer):
         help_text="Alert types to receive; empty means all.",
     )
     hosts = serializers.ListField(
-        child=serializers.CharField(max_length=255), required=False, default=list, max_length=100,
+        child=StrictCharField(max_length=255), required=False, default=list, max_length=100,
         help_text="Hosts whose alerts to receive; empty means all.",
     )
     maxRetries = serializers.IntegerField(

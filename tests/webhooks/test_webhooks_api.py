@@ -191,3 +191,8 @@ def test_webhook_routes_require_the_api_key(anon_client, method, path):
     response = getattr(anon_client, method)(path, {"url": RECEIVER}, format="json")
     assert (response.status_code, response.json()) == (401, "Client unauthorized")
     assert Webhook.objects.count() == 0
+
+
+def test_hosts_items_must_be_strings(client):
+    [issue] = issues(client.post("/api/v1/webhook", {"url": RECEIVER, "hosts": [5]}, format="json"))
+    assert (issue["code"], issue["expected"], issue["received"], issue["path"]) == ("invalid_type", "string", "number", ["hosts", 0])
