@@ -6,6 +6,7 @@ class CoreConfig(AppConfig):
     verbose_name = "API keys and platform"
 
     def ready(self) -> None:
+        from . import schema  # noqa: F401  (registers the OpenAPI auth extension)
         from config.celery import _ensure_filesystem_broker_dirs
 
         _ensure_filesystem_broker_dirs()

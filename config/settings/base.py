@@ -167,12 +167,6 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v[12]",
-    "APPEND_COMPONENTS": {
-        "securitySchemes": {
-            "ApiKeyAuth": {"type": "apiKey", "in": "header", "name": "Authorization"},
-        }
-    },
-    "SECURITY": [{"ApiKeyAuth": []}],
 }
 
 # --- Static files, i18n, auth -------------------------------------------
