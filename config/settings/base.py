@@ -116,11 +116,26 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Queue of webhook delivery tasks: Procfile's `webhooks` worker consumes it, so deliveries
+# never wait behind a trace-analysis backlog.
+WEBHOOK_QUEUE = env.str("WEBHOOK_QUEUE", default="webhooks")
 CELERY_BEAT_SCHEDULE: dict = {
     # Ingestion (inventory/tasks.py): re-send messages of batches left pending
     # (broker or worker lost), and prune traces, usage minutes and done batches.
     "ingest-requeue": {"task": "inventory.tasks.ingest_requeue_task", "schedule": 30.0},
     "ingest-prune": {"task": "inventory.tasks.ingest_prune_task", "schedule": 600.0},
+    # Webhooks: re-send deliveries whose message or worker was lost (DECISIONS §7 "nothing lost").
+    "webhooks-deliveries-sweep": {
+        "task": "webhooks.tasks.deliveries_sweep_task",
+        "schedule": 10.0,
+        "options": {"queue": WEBHOOK_QUEUE, "expires": 10.0},
+    },
+    # Webhooks: runs history to the newest 10 per webhook, finished deliveries after 7 days.
+    "webhooks-prune": {
+        "task": "webhooks.tasks.webhooks_prune_task",
+        "schedule": 600.0,
+        "options": {"queue": WEBHOOK_QUEUE, "expires": 600.0},
+    },
 }
 
 # --- REST framework -------------------------------------------------------
