@@ -197,6 +197,11 @@ WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", defaul
 # Key for encrypting secrets at rest (testing environment authToken). Derived
 # from SECRET_KEY when unset.
 FIELD_ENCRYPTION_KEY = env.str("FIELD_ENCRYPTION_KEY", default="")
+# Security test generation (testgen): delay of time-based SQL injection payloads
+# (seconds), size of the rate-limit burst, most inputs one test fuzzes.
+TESTGEN_SQLI_DELAY_SECONDS = env.int("TESTGEN_SQLI_DELAY_SECONDS", default=3)
+TESTGEN_RATE_LIMIT_BURST = env.int("TESTGEN_RATE_LIMIT_BURST", default=50)
+TESTGEN_MAX_INPUTS = env.int("TESTGEN_MAX_INPUTS", default=10)
 # Ingestion backpressure: above this many traces waiting for analysis the
 # ingestion routes answer 503 with Retry-After.
 INGEST_MAX_BACKLOG = env.int("INGEST_MAX_BACKLOG", default=200_000)
