@@ -172,7 +172,12 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v[12]",
     # One component per shared enumeration (riskScore and a data class's severity share RiskScore).
-    "ENUM_NAME_OVERRIDES": {"RiskScoreEnum": "core.enums.RiskScore"},
+    "ENUM_NAME_OVERRIDES": {
+        "RiskScoreEnum": "core.enums.RiskScore",
+        "AlertTypeEnum": "core.enums.AlertType",
+        "AlertStatusEnum": "core.enums.AlertStatus",
+        "DataSectionEnum": "core.enums.DataSection",
+    },
 }
 
 # --- Static files, i18n, auth -------------------------------------------
