@@ -292,3 +292,11 @@ class TestValidation:
         assert response.status_code == 400 and response.json()["type"] == "ZOD"
         assert response.json()["err"]["issues"][0]["code"] == code
         assert Endpoint.objects.get().uuid == e.uuid
+
+
+def test_resulting_endpoints_are_marked_operator_written(client, host):
+    if not any(f.name == "user_set_path" for f in Endpoint._meta.get_fields()):
+        pytest.skip("Endpoint.user_set_path arrives with the ingestion work")
+    e = ep(host, "/users/1")
+    [result] = ok(update(client, e, ["/users/{param1}"]))
+    assert Endpoint.objects.get(uuid=result["uuid"]).user_set_path is True
