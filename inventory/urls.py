@@ -6,8 +6,11 @@ from .api import views as api
 
 urlpatterns = [
     path("verify", views.VerifyView.as_view(), name="verify"),
-    # SPEC "Endpoints", "Hosts", "New detections" (inventory.api). Ids are parsed by the
-    # views so a malformed id answers 404 "Endpoint does not exist." like an unknown one.
+]
+
+# SPEC "Endpoints", "Hosts", "New detections" (inventory.api). Ids are parsed by the views,
+# so a malformed id answers 404 "Endpoint does not exist." like an unknown one.
+urlpatterns += [
     path("endpoints", api.EndpointListView.as_view(), name="endpoint-list"),
     path("endpoint/<str:endpoint_id>", api.EndpointDetailView.as_view(), name="endpoint-detail"),
     path("endpoint/<str:endpoint_id>/usage", api.EndpointUsageView.as_view(), name="endpoint-usage"),
