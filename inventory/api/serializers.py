@@ -168,7 +168,7 @@ class EndpointListItemSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class AlertSerializer(serializers.ModelSerializer):
+class EndpointAlertSerializer(serializers.ModelSerializer):
     """An alert in the endpoint detail (DECISIONS §4); riskScore lower case as in the webhook payload."""
 
     uuid = serializers.UUIDField(read_only=True)
@@ -232,7 +232,7 @@ class EndpointDetailSerializer(EndpointListItemSerializer):
     """
 
     dataFields = DataFieldSerializer(many=True, source="detail_data_fields")
-    alerts = AlertSerializer(many=True, source="detail_alerts")
+    alerts = EndpointAlertSerializer(many=True, source="detail_alerts")
     traces = ApiTraceSerializer(many=True, source="detail_traces")
     openapiSpec = serializers.DictField(required=False, help_text="Present when the endpoint's spec is stored.")
     graphQlSchema = serializers.CharField(required=False, allow_null=True, help_text="Present for GraphQL endpoints.")
