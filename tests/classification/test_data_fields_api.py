@@ -218,3 +218,10 @@ def test_data_field_routes_need_the_api_key(anon_client, method, suffix, body):
     response = getattr(anon_client, method)(field_url(field, suffix), body, format="json")
     assert response.status_code == 401 and response.json() == "Client unauthorized"
     assert DataField.objects.get(uuid=field.uuid).data_classes == ["email"]
+
+
+def test_data_class_list_is_a_constant_number_of_queries(client, django_assert_num_queries):
+    for n in range(10):
+        CustomDataClassFactory(name=f"custom_{n}")
+    with django_assert_num_queries(2):  # key, classes
+        assert len(client.get("/api/v1/data-class").json()) == 23
