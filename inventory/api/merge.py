@@ -170,8 +170,9 @@ def _move_traffic(*, plan: _Plan, current: Endpoint, siblings: list[Endpoint]) -
         """The target a concrete path moves to, or None when it stays (or follows a whole merge later)."""
         match = pattern_best_match(concrete_path, plan.patterns)
         target = plan.targets[match.path] if match else None
+        consumed = holder_id in plan.destination or (holder_id == current.uuid and holder_id not in target_ids)
         if target is not None and target.uuid != holder_id and (
-            holder_id in plan.destination or holder_id == current.uuid or match.num_literal_segments > literal[holder_id]
+            consumed or match.num_literal_segments > literal[holder_id]
         ):
             return target.uuid
         return None
