@@ -12,10 +12,23 @@ from django.utils.html import format_html
 from classification.admin import DataClassListFilter, DataFieldForm
 from classification.models import DataField
 from classification.services import endpoints_refresh_risk
+from detections.models import Alert
 
 from .api import services
 from .api.filters import with_effective_auth
 from .models import ApiTrace, Endpoint, Host
+
+
+def _deletion_summary(objs, endpoints):
+    """``get_deleted_objects``' answer: the objects themselves and counts of what goes with them."""
+    ids = endpoints.values("uuid")
+    counts = {
+        "endpoints": endpoints.count(),
+        "data fields": DataField.objects.filter(endpoint__in=ids).count(),
+        "alerts": Alert.objects.filter(endpoint__in=ids).count(),
+        "traces": ApiTrace.objects.filter(endpoint__in=ids).count(),
+    }
+    return [str(o) for o in objs], {name: n for name, n in counts.items() if n}, set(), []
 
 
 class AuthenticatedFilter(admin.SimpleListFilter):
@@ -96,6 +109,11 @@ class EndpointAdmin(admin.ModelAdmin):
             super().save_related(request, form, formsets, change)
             endpoints_refresh_risk(endpoint_ids=[form.instance.uuid])
 
+    def get_deleted_objects(self, objs, request):
+        """A summary for the confirmation page; traces are deleted with their endpoint even though
+        nobody may delete them one by one (and listing a hundred per endpoint helps no one)."""
+        return _deletion_summary(objs, Endpoint.objects.filter(uuid__in=[o.pk for o in objs]))
+
     def delete_model(self, request, obj):
         services.endpoints_delete(endpoint_ids=[obj.uuid])
 
@@ -143,6 +161,12 @@ class HostAdmin(admin.ModelAdmin):
     @admin.display(description="endpoints", ordering="num_endpoints")
     def num_endpoints(self, obj):
         return obj.num_endpoints
+
+    def get_deleted_objects(self, objs, request):
+        return _deletion_summary(objs, Endpoint.objects.filter(host__in=[o.pk for o in objs]))
+
+    def delete_model(self, request, obj):
+        services.hosts_delete(names=[obj.name])
 
     def delete_queryset(self, request, queryset):
         services.hosts_delete(names=list(queryset.values_list("name", flat=True)))

@@ -1,10 +1,12 @@
 """Path patterns: ``/users/{param1}/orders`` and the concrete paths they match.
 
 Pure functions, no database: shared by the routes (update-paths, suggested-paths)
-and by ingestion. A pattern is a path whose parameter segments are whole
-``{paramN}`` segments, numbered left to right (DECISIONS §4). Its regex matches
-concrete paths with the same number of segments, each parameter matching one
-non-empty segment. The regex uses only escapes and constructs that Python,
+and by ingestion. A pattern is a path whose parameters are ``{paramN}``,
+numbered left to right (DECISIONS §4), usually whole segments (``/users/{param1}``),
+possibly inside one (``/files/{param1}.json``, as agents may send). Its regex
+matches concrete paths with the same number of segments, each parameter
+matching a non-empty run of characters other than ``/``. A segment holding a
+parameter is not literal. The regex uses only escapes and constructs that Python,
 PostgreSQL (``~``) and JavaScript read the same way.
 """
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-PARAM_SEGMENT = re.compile(r"^\{[A-Za-z0-9_.-]*\}$")
+PARAM = re.compile(r"\{[A-Za-z0-9_.-]*\}")
 PARAM_REGEX = "[^/]+"
 # Characters update-paths refuses in a path (DECISIONS §4), and why.
 FORBIDDEN_CHARACTERS = "?#\\<>&="
@@ -47,8 +49,8 @@ def path_segments(path: str) -> list[str]:
 
 
 def is_parameter(segment: str) -> bool:
-    """Whether a pattern segment is a parameter (``{param1}``, ``{id}``)."""
-    return PARAM_SEGMENT.match(segment) is not None
+    """Whether a pattern segment holds a parameter (``{param1}``, ``{id}``, ``{param2}.json``)."""
+    return PARAM.search(segment) is not None
 
 
 def _escape(literal: str) -> str:
@@ -60,21 +62,20 @@ def pattern_regex(path: str) -> str:
     segments = path_segments(path)
     if not segments:
         return "^\\/$"
-    body = "\\/".join(PARAM_REGEX if is_parameter(s) else _escape(s) for s in segments)
+    body = "\\/".join(PARAM_REGEX.join(_escape(piece) for piece in PARAM.split(s)) for s in segments)
     return f"^\\/{body}$"
 
 
 def pattern_normalise(path: str) -> str:
-    """Renumber parameter segments ``{param1}``, ``{param2}``… left to right."""
-    segments = path_segments(path)
-    numbered, n = [], 0
-    for segment in segments:
-        if is_parameter(segment):
-            n += 1
-            numbered.append(f"{{param{n}}}")
-        else:
-            numbered.append(segment)
-    return "/" + "/".join(numbered)
+    """Renumber parameters ``{param1}``, ``{param2}``… left to right."""
+    counter = 0
+
+    def number(_match) -> str:
+        nonlocal counter
+        counter += 1
+        return f"{{param{counter}}}"
+
+    return "/" + "/".join(PARAM.sub(number, segment) for segment in path_segments(path))
 
 
 def pattern_compile(path: str) -> Pattern:
@@ -95,7 +96,7 @@ def path_problem(path: str, *, num_segments: int | None = None) -> str | None:
     Rules (DECISIONS §4): starts with ``/``; none of ``? # \\ < > & =``; no empty
     segment (so no ``//`` and no trailing ``/`` except the root itself); as many
     segments as ``num_segments`` when given. Also refused: whitespace and control
-    characters, and braces that do not enclose a whole segment.
+    characters, and braces that do not enclose a parameter name.
     """
     if not path.startswith("/"):
         return "must start with /"
@@ -108,8 +109,9 @@ def path_problem(path: str, *, num_segments: int | None = None) -> str | None:
     if any(s == "" for s in segments):
         return "must not contain empty segments"
     for segment in segments:
-        if ("{" in segment or "}" in segment) and not is_parameter(segment):
-            return "a parameter must be a whole segment in braces, e.g. /users/{param1}"
+        rest = PARAM.sub("", segment)
+        if "{" in rest or "}" in rest:
+            return "braces must enclose a parameter name, e.g. /users/{param1}"
     if num_segments is not None and len(segments) != num_segments:
         return f"must have {num_segments} segment(s) like the current path, not {len(segments)}"
     return None

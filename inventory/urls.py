@@ -5,14 +5,17 @@ from . import views
 from .api import views as api
 
 urlpatterns = [
-    # Agent protocol (DECISIONS §9) -- ingestion helper
+    # Agent protocol (DECISIONS §9)
     path("verify", views.VerifyView.as_view(), name="verify"),
     path("agent-config", views.AgentConfigView.as_view(), name="agent-config"),
     path("log-request/single", views.LogRequestSingleView.as_view(), name="log-request-single"),
     path("log-request/batch", views.LogRequestBatchView.as_view(), name="log-request-batch"),
     # end of agent protocol routes
-    # SPEC "Endpoints", "Hosts", "New detections" (inventory.api). Ids are parsed by the
-    # views so a malformed id answers 404 "Endpoint does not exist." like an unknown one.
+]
+
+# SPEC "Endpoints", "Hosts", "New detections" (inventory.api). Ids are parsed by the views,
+# so a malformed id answers 404 "Endpoint does not exist." like an unknown one.
+urlpatterns += [
     path("endpoints", api.EndpointListView.as_view(), name="endpoint-list"),
     path("endpoint/<str:endpoint_id>", api.EndpointDetailView.as_view(), name="endpoint-detail"),
     path("endpoint/<str:endpoint_id>/usage", api.EndpointUsageView.as_view(), name="endpoint-usage"),

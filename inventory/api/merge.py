@@ -50,6 +50,9 @@ from .services import endpoint_get, traces_prune
 
 logger = logging.getLogger(__name__)
 
+# Ingestion marks operator-written patterns (their parameters then absorb any segment value);
+# the flag arrives with the ingestion work, so it is set only where the model has it.
+_HAS_USER_SET_PATH = any(f.name == "user_set_path" for f in Endpoint._meta.get_fields())
 _STATUS_RANK = {AlertStatus.OPEN: 0, AlertStatus.IGNORED: 1, AlertStatus.RESOLVED: 2}
 
 
@@ -167,8 +170,9 @@ def _move_traffic(*, plan: _Plan, current: Endpoint, siblings: list[Endpoint]) -
         """The target a concrete path moves to, or None when it stays (or follows a whole merge later)."""
         match = pattern_best_match(concrete_path, plan.patterns)
         target = plan.targets[match.path] if match else None
+        consumed = holder_id in plan.destination or (holder_id == current.uuid and holder_id not in target_ids)
         if target is not None and target.uuid != holder_id and (
-            holder_id in plan.destination or holder_id == current.uuid or match.num_literal_segments > literal[holder_id]
+            consumed or match.num_literal_segments > literal[holder_id]
         ):
             return target.uuid
         return None
@@ -378,10 +382,13 @@ def _merge_attributes(*, plan: _Plan, current: Endpoint) -> None:
         target.openapi_spec_name = next((e.openapi_spec_name for e in settings if e.openapi_spec_name), None)
         target.resource_permissions = sorted(_union(e.resource_permissions for e in settings))
         target.updated_at = now
+        if _HAS_USER_SET_PATH:
+            target.user_set_path = True
         changed.append(target)
     Endpoint.objects.bulk_update(
         changed,
         ["first_detected", "last_active", "unauthenticated_success_seen", "is_authenticated_detected",
          "is_authenticated_user_set", "full_trace_capture_enabled", "is_graphql", "graphql_schema", "owner",
-         "openapi_spec_name", "resource_permissions", "updated_at"],
+         "openapi_spec_name", "resource_permissions", "updated_at",
+         *(["user_set_path"] if _HAS_USER_SET_PATH else [])],
     )

@@ -80,15 +80,15 @@ def endpoints_page(*, filters: dict, offset: int, limit: int) -> Page:
 
 
 def endpoint_openapi_spec(endpoint: Endpoint) -> dict | None:
-    """The stored OpenAPI spec named by ``openapi_spec_name``, or ``None``.
+    """The stored OpenAPI spec named by ``openapi_spec_name`` (its parsed document), or ``None``.
 
-    Specs are stored by the OpenAPI-spec work (a model ``OpenApiSpec`` with ``name`` and a
-    JSON ``spec``); while no such model is installed, no endpoint has one.
+    Specs are stored by the alerts/spec work as ``detections.OpenApiSpec`` (``name``, JSON
+    ``spec``); while that model is not installed, no endpoint has one.
     """
     if not endpoint.openapi_spec_name:
         return None
     try:
-        model = apps.get_model("inventory", "OpenApiSpec")
+        model = apps.get_model("detections", "OpenApiSpec")
     except LookupError:
         return None
     spec = model.objects.filter(name=endpoint.openapi_spec_name).values_list("spec", flat=True).first()

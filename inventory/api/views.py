@@ -10,7 +10,7 @@ from core.errors import validate
 from core.params import query_dict
 
 from . import merge, serializers as s, services
-from .docs import ENDPOINT_NOT_FOUND, SUCCESS, TOTAL_COUNT_NOTE, VALIDATION, json_string
+from .docs import ENDPOINT_NOT_FOUND, DeleteBodyAutoSchema, SUCCESS, TOTAL_COUNT_NOTE, VALIDATION, json_string
 
 ENDPOINT_ID = OpenApiParameter("endpoint_id", str, OpenApiParameter.PATH, description="Endpoint uuid.")
 ENDPOINT_TAGS = ["endpoints"]
@@ -26,6 +26,8 @@ def _list_response(page: services.Page, serializer_class) -> Response:
 
 class EndpointListView(APIView):
     """``GET /endpoints`` and ``DELETE /endpoints``."""
+
+    schema = DeleteBodyAutoSchema()
 
     @extend_schema(
         operation_id="endpoint_list",
@@ -222,6 +224,8 @@ class EndpointGraphQlSchemaView(APIView):
 
 class HostListView(APIView):
     """``GET /hosts`` and ``DELETE /hosts``."""
+
+    schema = DeleteBodyAutoSchema()
 
     @extend_schema(
         operation_id="host_list",

@@ -341,3 +341,17 @@ class TestGraphQlSchema:
         e.refresh_from_db()
         assert e.graphql_schema is None
         assert client.get(url(e)).json()["graphQlSchema"] is None
+
+
+def test_openapi_spec_is_the_stored_document_named_by_the_endpoint(client):
+    from django.apps import apps
+
+    try:
+        spec_model = apps.get_model("detections", "OpenApiSpec")
+    except LookupError:
+        pytest.skip("detections.OpenApiSpec arrives with the alerts/spec work")
+    document = {"openapi": "3.0.0", "info": {"title": "Shop", "version": "1"}, "paths": {}}
+    spec_model.objects.create(name="shop.yaml", text="openapi: 3.0.0", spec=document, extension="yaml",
+                              openapi_version="3.0.0")
+    e = PatternEndpointFactory(openapi_spec_name="shop.yaml")
+    assert client.get(url(e)).json()["openapiSpec"] == document

@@ -244,3 +244,23 @@ class TestQueryCount:
         with django_assert_num_queries(3):
             assert len(client.get(URL, {"limit": 43}).json()) == 43
         assert Endpoint.objects.count() == 43
+
+
+class TestHostileInput:
+    @pytest.mark.parametrize("params", [
+        {"searchQuery": "a\x00b"}, {"hosts": "x\x00"}, {"offset": 10**30}, {"limit": 10**30},
+        {"dataClasses": "'; DROP TABLE inventory_endpoint; --"}, {"searchQuery": "x" * 256},
+        {"offset": "1e3"}, {"riskScores[]": ""},
+    ])
+    def test_never_a_500(self, client, params):
+        endpoint()
+        response = client.get(URL, params)
+        assert response.status_code in (200, 400), response.content
+        assert Endpoint.objects.count() == 1
+
+    @pytest.mark.parametrize("body", [[], "x", None, 5, {"uuids": [None]}, {"uuids": [{"a": 1}]}])
+    def test_odd_json_bodies_are_validation_errors(self, client, body):
+        endpoint()
+        response = client.delete(URL, body, format="json")
+        assert response.status_code == 400 and response.json()["type"] == "ZOD"
+        assert Endpoint.objects.count() == 1

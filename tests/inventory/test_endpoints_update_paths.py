@@ -292,3 +292,22 @@ class TestValidation:
         assert response.status_code == 400 and response.json()["type"] == "ZOD"
         assert response.json()["err"]["issues"][0]["code"] == code
         assert Endpoint.objects.get().uuid == e.uuid
+
+
+def test_resulting_endpoints_are_marked_operator_written(client, host):
+    if not any(f.name == "user_set_path" for f in Endpoint._meta.get_fields()):
+        pytest.skip("Endpoint.user_set_path arrives with the ingestion work")
+    e = ep(host, "/users/1")
+    [result] = ok(update(client, e, ["/users/{param1}"]))
+    assert Endpoint.objects.get(uuid=result["uuid"]).user_set_path is True
+
+
+def test_an_equally_specific_new_pattern_does_not_take_traffic_from_the_kept_endpoint(client, host):
+    users = ep(host, "/users/{param1}")
+    ObservedPathFactory(endpoint=users, path="/users/5")
+    ApiTraceFactory(endpoint=users, path="/users/5")
+    fives, same = ok(update(client, users, ["/{param1}/5", "/users/{param1}"]))
+    assert same["uuid"] == str(users.uuid)
+    assert list(ObservedPath.objects.filter(endpoint=users).values_list("path", flat=True)) == ["/users/5"]
+    assert ApiTrace.objects.filter(endpoint=users).count() == 1
+    assert ApiTrace.objects.filter(endpoint_id=fives["uuid"]).count() == 0

@@ -72,6 +72,16 @@ class TestList:
         assert names(client.get(URL, {"hostType": "EXTERNAL"})) == ["api.example.com"]
         assert sorted(names(client.get(URL, {"hostType": "INTERNAL"}))) == ["db.internal", "forced.example.com"]
 
+    def test_search_host_type_sort_and_paging_combine(self, client):
+        host_with("pay-a.example.com", 1)
+        host_with("pay-b.example.com", 3)
+        host_with("pay-c.example.com", 2)
+        host_with("pay.internal", 5, public=False)
+        host_with("orders.example.com", 4)
+        response = client.get(URL, {"searchQuery": "PAY", "hostType": "EXTERNAL", "sortBy": "NUM_ENDPOINTS",
+                                    "sortOrder": "DESC", "offset": 1, "limit": 1})
+        assert names(response) == ["pay-c.example.com"] and response["X-Total-Count"] == "3"
+
     @pytest.mark.parametrize("params, path", [
         ({"sortBy": "SIZE"}, ["sortBy"]), ({"sortOrder": "UP"}, ["sortOrder"]), ({"hostType": "X"}, ["hostType"]),
         ({"limit": 501}, ["limit"]), ({"offset": -2}, ["offset"]),

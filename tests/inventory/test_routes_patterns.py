@@ -43,6 +43,14 @@ class TestPatternCompile:
         assert not pattern.matches("/files/aXb+c(1)/x$y")
         assert not pattern.matches("/files/a.bbc(1)/x$y")
 
+    def test_a_parameter_may_sit_inside_a_segment(self):
+        pattern = pattern_compile("/files/{name}.json/{id}")
+        assert pattern.path == "/files/{param1}.json/{param2}"
+        assert (pattern.num_segments, pattern.num_literal_segments) == (3, 1)
+        assert pattern.matches("/files/report.json/7")
+        assert not pattern.matches("/files/report.txt/7")
+        assert not pattern.matches("/files/.json/7")
+
     def test_regex_is_anchored(self):
         regex = pattern_regex("/users/{param1}")
         assert re.fullmatch(regex, "/users/1")
@@ -62,7 +70,9 @@ class TestPathProblem:
         ("/users//1", "must not contain empty segments"),
         ("/users/", "must not contain empty segments"),
         ("/us ers", "must not contain whitespace or control characters"),
-        ("/users/id{param1}", "a parameter must be a whole segment in braces, e.g. /users/{param1}"),
+        ("/users/{param1", "braces must enclose a parameter name, e.g. /users/{param1}"),
+        ("/users/{a}}", "braces must enclose a parameter name, e.g. /users/{param1}"),
+        ("/users/{a b}", "must not contain whitespace or control characters"),
     ])
     def test_refused_paths_name_their_reason(self, path, reason):
         assert path_problem(path) == reason
@@ -72,7 +82,7 @@ class TestPathProblem:
         assert path_problem("/users", num_segments=2) == "must have 2 segment(s) like the current path, not 1"
 
     def test_acceptable_paths(self):
-        for path in ("/", "/users/{param1}", "/v1/a-b_c.d~e/{id}", "/x/%20"):
+        for path in ("/", "/users/{param1}", "/v1/a-b_c.d~e/{id}", "/x/%20", "/files/{param1}.json"):
             assert path_problem(path) is None, path
 
 
