@@ -235,12 +235,13 @@ _CACHE_SIZE = 64
 _CACHE_LOCK = threading.Lock()
 
 
-def specs_for_host(host: str) -> list[CompiledSpec]:
-    """The compiled specs whose servers name ``host``, by name. One small query (no spec bodies)
-    plus one per spec changed since it was last compiled in this process."""
-    key = host_key(host)
-    rows = [r for r in OpenApiSpec.objects.only("id", "name", "hosts", "updated_at") if key in (r.hosts or [])]
-    compiled = []
+def specs_for_hosts(hosts) -> dict[str, list[CompiledSpec]]:
+    """Compiled specs naming each host (keys: :func:`host_key`), by name. One small query (no spec
+    bodies) plus one per spec changed since this process last compiled it."""
+    keys = {host_key(h) for h in hosts}
+    rows = [r for r in OpenApiSpec.objects.only("id", "name", "hosts", "updated_at")
+            if keys.intersection(r.hosts or [])]
+    by_host: dict[str, list[CompiledSpec]] = {}
     for row in rows:
         with _CACHE_LOCK:
             cached = _CACHE.get(row.pk)
@@ -254,9 +255,16 @@ def specs_for_host(host: str) -> list[CompiledSpec]:
                 while len(_CACHE) > _CACHE_SIZE:
                     _CACHE.popitem(last=False)
         with _CACHE_LOCK:
-            _CACHE.move_to_end(row.pk)
-        compiled.append(cached[1])
-    return compiled
+            if row.pk in _CACHE:
+                _CACHE.move_to_end(row.pk)
+        for key in keys.intersection(row.hosts or []):
+            by_host.setdefault(key, []).append(cached[1])
+    return by_host
+
+
+def specs_for_host(host: str) -> list[CompiledSpec]:
+    """The compiled specs whose servers name ``host``, by name."""
+    return specs_for_hosts([host]).get(host_key(host), [])
 
 
 # --- endpoints ↔ specs ---------------------------------------------------------------------
@@ -273,28 +281,68 @@ def endpoints_link_specs(*, hosts) -> int:
     """Recompute ``openapiSpecName`` of every endpoint of ``hosts``; returns how many changed."""
     from inventory.models import Endpoint
 
-    changed = 0
+    changes: dict = {}
     for host in set(hosts):
         specs = specs_for_host(host)
-        for endpoint in Endpoint.objects.filter(host__name=host).only("uuid", "path", "method", "openapi_spec_name"):
-            name = endpoint_spec_name(host=host, pattern=endpoint.path, method=endpoint.method, specs=specs)
-            if name != endpoint.openapi_spec_name:
-                Endpoint.objects.filter(pk=endpoint.pk).update(openapi_spec_name=name)
-                changed += 1
-    return changed
+        for endpoint_id, path, method, current in Endpoint.objects.filter(host__name=host).values_list(
+            "uuid", "path", "method", "openapi_spec_name"
+        ):
+            name = endpoint_spec_name(host=host, pattern=path, method=method, specs=specs)
+            if name != current:
+                changes.setdefault(name, []).append(endpoint_id)
+    for name, endpoint_ids in changes.items():
+        Endpoint.objects.filter(uuid__in=endpoint_ids).update(openapi_spec_name=name)
+    return sum(len(ids) for ids in changes.values())
 
 
 # --- the rule ------------------------------------------------------------------------------
 
 def _headers_get(headers, name: str) -> str | None:
+    """A header of ``[{name, value}]``, ``[(name, value)]`` or a dict, case-insensitively."""
     if isinstance(headers, dict):
         items = headers.items()
     else:
-        items = ((h.get("name"), h.get("value")) for h in headers or [] if isinstance(h, dict))
+        items = (
+            (h.get("name"), h.get("value")) if isinstance(h, dict) else tuple(h)[:2]
+            for h in headers or [] if isinstance(h, (dict, tuple, list))
+        )
     for key, value in items:
         if isinstance(key, str) and key.lower() == name:
             return str(value) if value is not None else None
     return None
+
+
+def _first_attr(obj, *names, default=None):
+    for name in names:
+        value = getattr(obj, name, None)
+        if value is not None:
+            return value
+    return default
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What the rule reads of an endpoint and one of its traces, whatever objects they came from."""
+
+    endpoint_id: Any
+    host: str
+    method: str
+    pattern: str
+    path: str
+    status: int
+    headers: Any
+    body: Any
+
+
+def _seen(endpoint, trace) -> _Seen:
+    host = endpoint.host if isinstance(endpoint.host, str) else endpoint.host.name
+    return _Seen(
+        endpoint_id=endpoint.uuid, host=host, method=str(endpoint.method).upper(), pattern=endpoint.path,
+        path=trace.path,
+        status=int(_first_attr(trace, "response_status", "status")),
+        headers=_first_attr(trace, "response_headers", "resp_headers", default=[]),
+        body=_first_attr(trace, "response_body", "resp_body", default=""),
+    )
 
 
 def _response_for(operation: dict, status: int) -> tuple[str, Any] | None:
@@ -389,60 +437,96 @@ def _problem(error) -> str | None:
     return f"violates '{keyword}'"
 
 
-def spec_diff_candidates(*, endpoint, trace) -> list[AlertCandidate]:
-    """Open API Spec Diff candidates for one analysed trace of ``endpoint``.
+def spec_diff_batch(pairs) -> list[AlertCandidate]:
+    """Open API Spec Diff candidates for a batch of analysed traces.
 
-    ``endpoint``: an ``inventory.Endpoint`` (its ``host`` is read). ``trace``: an ``ApiTrace``
-    (saved or not) or any object with ``path`` (the concrete request path), ``response_status``
-    (int), ``response_headers`` (``[{name, value}]`` or a dict) and ``response_body`` (str).
-    Pass the values before redaction when you have them; ``"[REDACTED]"`` values are tolerated
-    (never reported), and an empty body (v2 agents) skips the schema check.
+    ``pairs``: iterable of ``(endpoint, trace)``.
+      * endpoint: ``uuid``, ``method``, ``path`` (the pattern, ``/users/{param1}``) and ``host``
+        (an object with ``name``, or the host name) — an ``inventory.Endpoint`` or the ingest
+        pipeline's endpoint row;
+      * trace: ``path`` (the concrete request path), the status as ``response_status`` or
+        ``status``, the response headers as ``response_headers`` or ``resp_headers``
+        (``[{name, value}]``, ``[(name, value)]`` or a dict) and the body as ``response_body`` or
+        ``resp_body`` (str) — an ``ApiTrace`` (saved or not) or the pipeline's ``Trace``.
+    Pass values before redaction when you have them; ``"[REDACTED]"`` values are tolerated (never
+    reported) and an empty body (v2 agents) skips the schema check.
 
-    Returns [] when no spec names the endpoint's host. Side effect: keeps
-    ``endpoint.openapi_spec_name`` equal to the first spec (by name) documenting the endpoint
-    (one UPDATE, only when it changes). Feed the result to ``alerts_raise`` in the analysis
-    transaction. Never raises for odd input: a spec or body it cannot evaluate yields no alert.
+    Side effect: endpoints of hosts with specs get ``openapi_spec_name`` = the first spec (by name)
+    documenting them, or NULL (one UPDATE per distinct new value, only for rows that change).
+    Queries: one for the spec list, one per spec changed since this process compiled it, and when
+    a host has specs one to read the endpoints' current names. Feed the result to ``alerts_raise``
+    in the analysis transaction (it de-duplicates). Never raises for odd input: a spec construct
+    or body it cannot evaluate yields no alert.
     """
-    host = endpoint.host.name
-    specs = specs_for_host(host)
-    if not specs:
-        return []
-    method = endpoint.method
-    link = endpoint_spec_name(host=host, pattern=endpoint.path, method=method, specs=specs)
-    if link != endpoint.openapi_spec_name:
-        type(endpoint).objects.filter(pk=endpoint.pk).update(openapi_spec_name=link)
-        endpoint.openapi_spec_name = link
-    where = f"{method} {endpoint.path} on {host}"
-    found = None
+    return _spec_diff(pairs)[0]
+
+
+def _spec_diff(pairs) -> tuple[list[AlertCandidate], dict]:
+    from inventory.models import Endpoint
+
+    seen = [_seen(endpoint, trace) for endpoint, trace in pairs]
+    if not seen:
+        return [], {}
+    specs_by_host = specs_for_hosts({s.host for s in seen})
+    seen = [s for s in seen if specs_by_host.get(host_key(s.host))]
+    if not seen:
+        return [], {}
+    links = {}
+    for item in seen:
+        if item.endpoint_id not in links:
+            links[item.endpoint_id] = endpoint_spec_name(
+                host=item.host, pattern=item.pattern, method=item.method, specs=specs_by_host[host_key(item.host)]
+            )
+    current = dict(Endpoint.objects.filter(uuid__in=links).values_list("uuid", "openapi_spec_name"))
+    changes: dict = {}
+    for endpoint_id, name in links.items():
+        if endpoint_id in current and current[endpoint_id] != name:
+            changes.setdefault(name, []).append(endpoint_id)
+    for name, endpoint_ids in changes.items():
+        Endpoint.objects.filter(uuid__in=endpoint_ids).update(openapi_spec_name=name)
+    candidates: list[AlertCandidate] = []
+    for item in seen:
+        try:
+            candidates.extend(_differences(item, specs_by_host[host_key(item.host)]))
+        except Exception:  # a spec construct we cannot evaluate must not break trace analysis
+            logger.warning("spec diff skipped for endpoint %s", item.endpoint_id, exc_info=True)
+    return candidates, links
+
+
+def spec_diff_candidates(*, endpoint, trace) -> list[AlertCandidate]:
+    """:func:`spec_diff_batch` for one trace; also updates ``endpoint.openapi_spec_name`` on the object."""
+    candidates, links = _spec_diff([(endpoint, trace)])
+    if endpoint.uuid in links and hasattr(endpoint, "openapi_spec_name"):
+        endpoint.openapi_spec_name = links[endpoint.uuid]
+    return candidates
+
+
+def _differences(item: _Seen, specs: list[CompiledSpec]) -> list[AlertCandidate]:
+    where = f"{item.method} {item.pattern} on {item.host}"
+    found = spec = None
     for spec in specs:
-        found = spec.operation(host=host, path=trace.path, method=method)
+        found = spec.operation(host=item.host, path=item.path, method=item.method)
         if found:
             break
     if found is None:
         names = ", ".join(f"'{s.name}'" for s in specs)
         noun = "OpenAPI spec" if len(specs) == 1 else "OpenAPI specs"
-        return [AlertCandidate(endpoint.uuid, AlertType.OPENAPI_SPEC_DIFF,
+        return [AlertCandidate(item.endpoint_id, AlertType.OPENAPI_SPEC_DIFF,
                                f"Endpoint {where} is not documented in {noun} {names}.",
                                {"kind": "undocumented_endpoint", "specs": [s.name for s in specs]})]
     route, operation, pointer = found
-    status = int(trace.response_status)
-    try:
-        response = _response_for(operation, status)
-        if response is None:
-            return [AlertCandidate(endpoint.uuid, AlertType.OPENAPI_SPEC_DIFF,
-                                   f"Response status {status} of {where} is not documented in OpenAPI spec '{spec.name}'.",
-                                   {"kind": "undocumented_status", "spec": spec.name, "template": route.template,
-                                    "statusCode": status})]
-        return _body_candidates(endpoint=endpoint, trace=trace, spec=spec, route=route, where=where,
-                                response=response, pointer=pointer, status=status)
-    except Exception:  # a spec construct we cannot evaluate must not break trace analysis
-        logger.warning("spec diff skipped for endpoint %s (spec %s)", endpoint.pk, spec.name, exc_info=True)
-        return []
+    response = _response_for(operation, item.status)
+    if response is None:
+        return [AlertCandidate(item.endpoint_id, AlertType.OPENAPI_SPEC_DIFF,
+                               f"Response status {item.status} of {where} is not documented in OpenAPI spec '{spec.name}'.",
+                               {"kind": "undocumented_status", "spec": spec.name, "template": route.template,
+                                "statusCode": item.status})]
+    return _body_candidates(item=item, spec=spec, route=route, where=where, response=response, pointer=pointer)
 
 
-def _body_candidates(*, endpoint, trace, spec: CompiledSpec, route: Route, where: str,
-                     response: tuple, pointer: list, status: int) -> list[AlertCandidate]:
-    body = trace.response_body
+def _body_candidates(*, item: _Seen, spec: CompiledSpec, route: Route, where: str,
+                     response: tuple, pointer: list) -> list[AlertCandidate]:
+    status, body = item.status, item.body
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
     if body is None or not str(body).strip():
@@ -452,7 +536,7 @@ def _body_candidates(*, endpoint, trace, spec: CompiledSpec, route: Route, where
     if not isinstance(response_obj, dict):
         return []
     content = response_obj.get("content")
-    content_type = _headers_get(trace.response_headers, "content-type")
+    content_type = _headers_get(item.headers, "content-type")
     media = _media_for(content, content_type)
     if media is None or not _is_json_media(media, content_type):
         return []
@@ -463,7 +547,7 @@ def _body_candidates(*, endpoint, trace, spec: CompiledSpec, route: Route, where
     try:
         document = json.loads(body) if isinstance(body, str) else body
     except (ValueError, RecursionError):
-        return [AlertCandidate(endpoint.uuid, AlertType.OPENAPI_SPEC_DIFF,
+        return [AlertCandidate(item.endpoint_id, AlertType.OPENAPI_SPEC_DIFF,
                                f"Response body of {where} (status {status}) is not valid JSON, "
                                f"unlike its schema in OpenAPI spec '{spec.name}'.", context)]
     validator = spec.validator([*response_pointer, "content", media, "schema"])
@@ -483,7 +567,7 @@ def _body_candidates(*, endpoint, trace, spec: CompiledSpec, route: Route, where
     for label, problem in sorted(findings)[:MAX_BODY_FINDINGS]:
         subject = f"field '{label}'" if label else "the body"
         candidates.append(AlertCandidate(
-            endpoint.uuid, AlertType.OPENAPI_SPEC_DIFF,
+            item.endpoint_id, AlertType.OPENAPI_SPEC_DIFF,
             f"Response body of {where} (status {status}) does not match OpenAPI spec '{spec.name}': "
             f"{subject} {problem}.",
             {**context, "field": label},

@@ -32,8 +32,11 @@ class Webhook(models.Model):
         return f"webhook {self.uuid}"
 
     def matches(self, *, alert_type: str, host: str) -> bool:
-        """Whether an alert of this type on this host goes to this webhook (SPEC "Events" 1)."""
-        return (not self.alert_types or alert_type in self.alert_types) and (not self.hosts or host in self.hosts)
+        """Whether an alert of this type on this host goes to this webhook (SPEC "Events" 1).
+        Host names compare case-insensitively."""
+        if self.alert_types and alert_type not in self.alert_types:
+            return False
+        return not self.hosts or host.lower() in {h.lower() for h in self.hosts}
 
 
 class WebhookDelivery(models.Model):

@@ -112,16 +112,18 @@ def webhook_delete(*, webhook_id) -> None:
 
 # --- fan-out -------------------------------------------------------------------------------
 
-def alerts_payloads(*, alerts: list) -> dict:
+def alerts_payloads(*, alerts: list, endpoints: dict | None = None) -> dict:
     """SPEC's "Alert (webhook payload)" for each alert, keyed by alert uuid.
 
     ``alert.riskScore`` is lower case; ``apiEndpoint.dataFields`` lists every data field of the
     endpoint (``dataSection`` in the short vocabulary: reqQuery, reqHeaders, reqBody, resHeaders,
     resBody); ``meta.totalEndpoints`` counts the host's endpoints and ``meta.totalSensitiveEndpoints``
-    those whose riskScore is not NONE. Three queries whatever the number of alerts.
+    those whose riskScore is not NONE. Three queries whatever the number of alerts (two when the
+    caller passes the alerts' ``endpoints`` by uuid, hosts loaded).
     """
     endpoint_ids = {a.endpoint_id for a in alerts}
-    endpoints = {e.uuid: e for e in Endpoint.objects.filter(uuid__in=endpoint_ids).select_related("host")}
+    if endpoints is None:
+        endpoints = _endpoints_with_hosts(endpoint_ids)
     fields: dict = {eid: [] for eid in endpoint_ids}
     for field in (
         DataField.objects.filter(endpoint_id__in=endpoint_ids)
@@ -169,6 +171,10 @@ def alerts_payloads(*, alerts: list) -> dict:
     return payloads
 
 
+def _endpoints_with_hosts(endpoint_ids) -> dict:
+    return {e.uuid: e for e in Endpoint.objects.filter(uuid__in=endpoint_ids).select_related("host")}
+
+
 def alerts_fan_out(*, alerts: list) -> list[WebhookDelivery]:
     """Create one PENDING delivery per (alert, matching webhook); enqueue each send after commit.
 
@@ -182,19 +188,19 @@ def alerts_fan_out(*, alerts: list) -> list[WebhookDelivery]:
     hooks = list(Webhook.objects.only("uuid", "alert_types", "hosts"))
     if not hooks:
         return []
-    with transaction.atomic():
-        hosts_by_endpoint = dict(
-            Endpoint.objects.filter(uuid__in={a.endpoint_id for a in alerts}).values_list("uuid", "host__name")
-        )
+    # No savepoint when nested: the caller's transaction is the unit that commits or rolls back.
+    with transaction.atomic(savepoint=False):
+        endpoints = _endpoints_with_hosts({a.endpoint_id for a in alerts})
         matches = [
             (alert, hook)
             for alert in alerts
             for hook in hooks
-            if hook.matches(alert_type=alert.type, host=hosts_by_endpoint.get(alert.endpoint_id, ""))
+            if alert.endpoint_id in endpoints
+            and hook.matches(alert_type=alert.type, host=endpoints[alert.endpoint_id].host.name)
         ]
         if not matches:
             return []
-        payloads = alerts_payloads(alerts=list({a.uuid: a for a, _ in matches}.values()))
+        payloads = alerts_payloads(alerts=list({a.uuid: a for a, _ in matches}.values()), endpoints=endpoints)
         now = timezone.now()
         deliveries = WebhookDelivery.objects.bulk_create([
             WebhookDelivery(webhook_id=hook.uuid, alert_id=alert.uuid, payload=payloads[alert.uuid],

@@ -175,3 +175,28 @@ def test_the_same_difference_is_raised_once_while_open(petstore, host):
         alerts_raise(spec_diff_candidates(endpoint=orders, trace=trace(f"/v1/orders/{order_id}", body={})))
     assert Alert.objects.filter(type="Open API Spec Diff").count() == 1
     assert Alert.objects.get().risk_score == "MEDIUM"
+
+
+def test_batch_takes_pipeline_shaped_rows_with_a_bounded_number_of_queries(petstore, host, django_assert_num_queries):
+    from types import SimpleNamespace
+
+    from detections.specdiff import spec_diff_batch
+
+    pet = endpoint(host, "/v1/pets/{param1}")
+    orders = endpoint(host, "/v1/orders")
+    row = lambda e: SimpleNamespace(uuid=e.uuid, method=e.method, path=e.path, host=SimpleNamespace(name=host.name))  # noqa: E731
+    sent = lambda path, status, body: SimpleNamespace(  # noqa: E731
+        path=path, status=status, resp_headers=[("content-type", "application/json")], resp_body=body)
+    pairs = [(row(pet), sent(f"/v1/pets/{n}", 200, '{"id": "x", "name": "a"}')) for n in range(30)]
+    pairs += [(row(orders), sent("/v1/orders", 200, "[]")) for _ in range(30)]
+
+    with django_assert_num_queries(3):  # spec list, current spec names, one UPDATE linking /v1/pets/{param1}
+        candidates = spec_diff_batch(pairs)
+
+    assert sorted({c.description for c in candidates}) == [
+        "Endpoint GET /v1/orders on shop.example.com is not documented in OpenAPI spec 'petstore'.",
+        "Response body of GET /v1/pets/{param1} on shop.example.com (status 200) does not match OpenAPI spec "
+        "'petstore': field 'id' is not of type integer.",
+    ]
+    assert Endpoint.objects.get(pk=pet.pk).openapi_spec_name == "petstore"
+    assert Endpoint.objects.get(pk=orders.pk).openapi_spec_name is None
