@@ -28,10 +28,12 @@ class _GenerationOptions(serializers.Serializer):
         if version is not None:
             name = attrs.get("type")
             if name is None:
-                raise serializers.ValidationError({"version": "A version needs a template type."})
+                raise serializers.ValidationError({"version": serializers.ErrorDetail(
+                    "A version needs a template type.", code="version_without_type")})
             if version not in template_versions(name):
                 shown = ", ".join(str(v) for v in template_versions(name))
-                raise serializers.ValidationError({"version": f"Template {name} has no version {version} (available: {shown})."})
+                raise serializers.ValidationError({"version": serializers.ErrorDetail(
+                    f"Template {name} has no version {version} (available: {shown}).", code="unknown_version")})
         return attrs
 
 
@@ -143,6 +145,15 @@ def _http_url(value: str) -> None:
         raise DjangoValidationError("Enter a valid URL.", code="invalid") from exc
 
 
+class StrictCharField(serializers.CharField):
+    """A string, and only a string: numbers are not turned into text (zod's ``z.string()``)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class BaseUrlField(serializers.URLField):
     """An http(s) URL without query or fragment; single-label hosts allowed (``http://api:3000``)."""
 
@@ -158,14 +169,14 @@ class GlobalEnvSerializer(serializers.Serializer):
     """PUT /testing/global-env body: SPEC's keys plus extra string keys (custom placeholders)."""
 
     baseUrl = BaseUrlField(max_length=2048)
-    authToken = serializers.CharField(max_length=MAX_VALUE_LENGTH, required=False, allow_blank=True, trim_whitespace=False)
-    testUserId = serializers.CharField(max_length=255, required=False, trim_whitespace=False)
+    authToken = StrictCharField(max_length=MAX_VALUE_LENGTH, required=False, allow_blank=True, trim_whitespace=False)
+    testUserId = StrictCharField(max_length=255, required=False, trim_whitespace=False)
     timeout = serializers.IntegerField(min_value=1, max_value=600_000, required=False,
                                        help_text="Per-request timeout, milliseconds.")
     retries = serializers.IntegerField(min_value=0, max_value=10, required=False,
                                        help_text="Retries of a request on connection errors.")
-    headers = serializers.DictField(child=serializers.CharField(max_length=MAX_VALUE_LENGTH, allow_blank=True,
-                                                                trim_whitespace=False), required=False)
+    headers = serializers.DictField(child=StrictCharField(max_length=MAX_VALUE_LENGTH, allow_blank=True,
+                                                          trim_whitespace=False), required=False)
 
     def validate_headers(self, value: dict) -> dict:
         if len(value) > 100:
@@ -191,8 +202,8 @@ class GlobalEnvSerializer(serializers.Serializer):
                     "'env' and 'responses' are reserved.", code="invalid_key")]
             else:
                 # Each extra key is validated as a string like the declared ones.
-                self.fields[name] = serializers.CharField(max_length=MAX_VALUE_LENGTH, allow_blank=True,
-                                                          trim_whitespace=False)
+                self.fields[name] = StrictCharField(max_length=MAX_VALUE_LENGTH, allow_blank=True,
+                                                    trim_whitespace=False)
         try:
             values = super().to_internal_value({k: v for k, v in data.items() if k not in errors})
         except serializers.ValidationError as exc:
