@@ -114,17 +114,19 @@ class EndpointProfile:
     def observed_values(self, position: int) -> list[str]:
         """Distinct concrete values seen at a path segment position, newest first."""
         values: list[str] = []
+        size = len(_split(self.path))
         for concrete in self.observed_paths:
             parts = _split(concrete)
-            if len(parts) == len(self.segments) and parts[position] not in values:
+            if len(parts) == size and parts[position] not in values:
                 values.append(parts[position])
         return values
 
     def observed_path_for(self, position: int, value: str) -> list[str] | None:
         """The segments of an observed path whose segment ``position`` is ``value``."""
+        size = len(_split(self.path))
         for concrete in self.observed_paths:
             parts = _split(concrete)
-            if len(parts) == len(self.segments) and parts[position] == value:
+            if len(parts) == size and parts[position] == value:
                 return parts
         return None
 
