@@ -5,7 +5,7 @@ from django import forms
 from django.contrib import admin
 
 from .crypto import InvalidToken, secret_decrypt
-from .models import GLOBAL_ENV_KEY, TestingEnvironment
+from .models import GLOBAL_ENV_KEY, TestingEnvironment, TestRun, TestRunResult
 from .serializers import GlobalEnvSerializer
 from .services import global_env_set
 
@@ -87,3 +87,35 @@ class TestingEnvironmentAdmin(admin.ModelAdmin):
         saved = TestingEnvironment.objects.get(key=GLOBAL_ENV_KEY)
         obj.pk = saved.pk
         obj.refresh_from_db()
+
+
+class TestRunResultInline(admin.TabularInline):
+    model = TestRunResult
+    extra = 0
+    can_delete = False
+    fields = ("outcome", "template_name", "method", "endpoint", "host", "message", "num_requests", "duration_ms")
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(TestRun)
+class TestRunAdmin(admin.ModelAdmin):
+    """Runs from the API and the command, with each test's outcome (read-only)."""
+
+    list_display = ("created_at", "status", "source", "host", "endpoint", "template_name", "num_tests", "num_passed",
+                    "num_failed", "num_errors")
+    list_filter = ("status", "source", "template_name")
+    search_fields = ("host", "endpoint")
+    inlines = [TestRunResultInline]
+    readonly_fields = ("uuid", "status", "source", "host", "endpoint", "method", "template_name", "template_version",
+                       "base_url", "num_tests", "num_passed", "num_failed", "num_errors", "num_not_generated", "error",
+                       "created_at", "started_at", "finished_at")
+    fields = readonly_fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -228,3 +228,83 @@ class GlobalEnvResponseSerializer(serializers.Serializer):
 
 
 assert set(BUILTIN_KEYS) == set(GlobalEnvSerializer._declared_fields)
+
+
+# --- test runs -------------------------------------------------------------------------------
+
+
+class TestRunStartSerializer(_GenerationOptions):
+    """POST /testing/runs body: what to test (all optional: every endpoint of every host)."""
+
+    __test__ = False
+    host = serializers.CharField(max_length=255, required=False)
+    endpoint = serializers.CharField(max_length=2048, required=False,
+                                     help_text="Path pattern, concrete path or endpoint uuid.")
+    method = serializers.ChoiceField(choices=HttpMethod.values, required=False)
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict) and isinstance(data.get("method"), str):
+            data = {**data, "method": data["method"].upper()}
+        return super().to_internal_value(data)
+
+
+class TestRunListQuery(serializers.Serializer):
+    __test__ = False
+    offset = serializers.IntegerField(min_value=0, default=0)
+    limit = serializers.IntegerField(min_value=0, max_value=500, default=10)
+
+
+class TestRunCheckSerializer(serializers.Serializer):
+    __test__ = False
+    description = serializers.CharField()
+    outcome = serializers.ChoiceField(choices=["passed", "failed", "skipped"])
+    message = serializers.CharField(allow_blank=True)
+    precondition = serializers.BooleanField()
+
+
+class TestRunResultSerializer(serializers.Serializer):
+    __test__ = False
+    testId = serializers.CharField(source="test_id")
+    name = serializers.CharField()
+    templateName = serializers.CharField(source="template_name")
+    host = serializers.CharField()
+    method = serializers.CharField()
+    endpoint = serializers.CharField()
+    outcome = serializers.CharField()
+    message = serializers.CharField()
+    checks = TestRunCheckSerializer(many=True)
+    numRequests = serializers.IntegerField(source="num_requests")
+    durationMs = serializers.FloatField(source="duration_ms")
+
+
+class TestRunSerializer(serializers.Serializer):
+    __test__ = False
+    uuid = serializers.UUIDField()
+    status = serializers.CharField()
+    source = serializers.CharField()
+    host = serializers.CharField(allow_null=True)
+    endpoint = serializers.CharField(allow_null=True)
+    method = serializers.CharField(allow_null=True)
+    type = serializers.CharField(source="template_name", allow_null=True)
+    version = serializers.IntegerField(source="template_version", allow_null=True)
+    baseUrl = serializers.CharField(source="base_url")
+    numTests = serializers.IntegerField(source="num_tests")
+    numPassed = serializers.IntegerField(source="num_passed")
+    numFailed = serializers.IntegerField(source="num_failed")
+    numErrors = serializers.IntegerField(source="num_errors")
+    numNotGenerated = serializers.IntegerField(source="num_not_generated")
+    error = serializers.CharField(allow_null=True)
+    createdAt = serializers.DateTimeField(source="created_at")
+    startedAt = serializers.DateTimeField(source="started_at", allow_null=True)
+    finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        for key in ("host", "endpoint", "method", "type", "error"):
+            data[key] = data[key] or None
+        return data
+
+
+class TestRunDetailSerializer(TestRunSerializer):
+    __test__ = False
+    results = TestRunResultSerializer(many=True)

@@ -67,3 +67,15 @@ def test_invalid_values_are_refused(admin_client, values, message):
     assert response.status_code == 200
     assert message in response.content
     assert not TestingEnvironment.objects.exists()
+
+
+def test_runs_are_listed_with_their_results(admin_client):
+    from testgen.models import TestRun, TestRunResult
+
+    run = TestRun.objects.create(status=TestRun.Status.DONE, host="shop.test", num_tests=1, num_failed=1)
+    TestRunResult.objects.create(run=run, position=0, test_id="t", name="XSS: GET /api/search", template_name="XSS",
+                                 outcome="FAILED", message="No payload comes back unescaped")
+    assert b"shop.test" in admin_client.get("/admin/testgen/testrun/").content
+    page = admin_client.get(f"/admin/testgen/testrun/{run.uuid}/change/")
+    assert page.status_code == 200
+    assert b"No payload comes back unescaped" in page.content
