@@ -20,3 +20,11 @@ class TestEndpointNotFound(ApiError):
 
     def __init__(self):
         super().__init__({"success": False, "msg": "Could not find endpoint."})
+
+
+class TestRunNotFound(ApiError):
+    """``404 "Test run does not exist."`` for an unknown or malformed run id."""
+
+    __test__ = False
+    status_code = status.HTTP_404_NOT_FOUND
+    body = "Test run does not exist."

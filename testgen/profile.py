@@ -114,17 +114,19 @@ class EndpointProfile:
     def observed_values(self, position: int) -> list[str]:
         """Distinct concrete values seen at a path segment position, newest first."""
         values: list[str] = []
+        size = len(_split(self.path))
         for concrete in self.observed_paths:
             parts = _split(concrete)
-            if len(parts) == len(self.segments) and parts[position] not in values:
+            if len(parts) == size and parts[position] not in values:
                 values.append(parts[position])
         return values
 
     def observed_path_for(self, position: int, value: str) -> list[str] | None:
         """The segments of an observed path whose segment ``position`` is ``value``."""
+        size = len(_split(self.path))
         for concrete in self.observed_paths:
             parts = _split(concrete)
-            if len(parts) == len(self.segments) and parts[position] == value:
+            if len(parts) == size and parts[position] == value:
                 return parts
         return None
 
@@ -313,14 +315,21 @@ def profiles_load(*, endpoints: list[Endpoint], host_id: int | None = None) -> d
     ):
         traces.setdefault(row[0], []).append(row[1:])
 
+    # GET patterns of the hosts, to find the read of what a write touches: the patterns
+    # themselves, and the item pattern under each collection (/users -> /users/{param1}).
     host_ids = {e.host_id for e in endpoints}
-    get_patterns: dict[int, set[str]] = {}
-    for h, p in Endpoint.objects.filter(host_id__in=host_ids, method="GET").values_list("host_id", "path"):
-        get_patterns.setdefault(h, set()).add(p)
+    get_patterns: dict[int, tuple[set[str], dict[tuple, str]]] = {}
+    for h, p in Endpoint.objects.filter(host_id__in=host_ids, method="GET").order_by("path").values_list(
+            "host_id", "path"):
+        patterns, items = get_patterns.setdefault(h, (set(), {}))
+        patterns.add(p)
+        parts = _split(p)
+        if parts and is_param_segment(parts[-1]):
+            items.setdefault(tuple(parts[:-1]), p)
 
     return {
         e.uuid: _profile(e, fields.get(e.uuid, []), observed.get(e.uuid, []), traces.get(e.uuid, []),
-                         get_patterns.get(e.host_id, set()))
+                         get_patterns.get(e.host_id, (set(), {})))
         for e in endpoints
     }
 
@@ -338,7 +347,7 @@ def _header(headers: Any, name: str) -> str:
 
 
 def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], traces: list[tuple],
-             get_patterns: set[str]) -> EndpointProfile:
+             get_patterns: tuple[set[str], dict[tuple, str]]) -> EndpointProfile:
     pattern = _split(endpoint.path)
     concrete_paths = list(dict.fromkeys([*observed, *(t[0] for t in traces)]))
     profile = EndpointProfile(
@@ -429,16 +438,15 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
     return profile
 
 
-def _item_read_path(endpoint: Endpoint, pattern: list[str], get_patterns: set[str]) -> str | None:
+def _item_read_path(endpoint: Endpoint, pattern: list[str],
+                    get_patterns: tuple[set[str], dict[tuple, str]]) -> str | None:
     """The GET pattern that reads the object a write touches: the same path for PUT/PATCH,
     the collection path plus one parameter for POST (``/users`` → ``/users/{param1}``)."""
+    patterns, items = get_patterns
     if endpoint.method in ("PUT", "PATCH"):
-        return endpoint.path if endpoint.path in get_patterns else None
+        return endpoint.path if endpoint.path in patterns else None
     if endpoint.method == "POST":
-        for candidate in sorted(get_patterns):
-            parts = _split(candidate)
-            if len(parts) == len(pattern) + 1 and parts[:-1] == pattern and is_param_segment(parts[-1]):
-                return candidate
+        return items.get(tuple(pattern))
     return None
 
 

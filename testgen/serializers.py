@@ -28,10 +28,12 @@ class _GenerationOptions(serializers.Serializer):
         if version is not None:
             name = attrs.get("type")
             if name is None:
-                raise serializers.ValidationError({"version": "A version needs a template type."})
+                raise serializers.ValidationError({"version": serializers.ErrorDetail(
+                    "A version needs a template type.", code="version_without_type")})
             if version not in template_versions(name):
                 shown = ", ".join(str(v) for v in template_versions(name))
-                raise serializers.ValidationError({"version": f"Template {name} has no version {version} (available: {shown})."})
+                raise serializers.ValidationError({"version": serializers.ErrorDetail(
+                    f"Template {name} has no version {version} (available: {shown}).", code="unknown_version")})
         return attrs
 
 
@@ -143,6 +145,15 @@ def _http_url(value: str) -> None:
         raise DjangoValidationError("Enter a valid URL.", code="invalid") from exc
 
 
+class StrictCharField(serializers.CharField):
+    """A string, and only a string: numbers are not turned into text (zod's ``z.string()``)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class BaseUrlField(serializers.URLField):
     """An http(s) URL without query or fragment; single-label hosts allowed (``http://api:3000``)."""
 
@@ -158,14 +169,14 @@ class GlobalEnvSerializer(serializers.Serializer):
     """PUT /testing/global-env body: SPEC's keys plus extra string keys (custom placeholders)."""
 
     baseUrl = BaseUrlField(max_length=2048)
-    authToken = serializers.CharField(max_length=MAX_VALUE_LENGTH, required=False, allow_blank=True, trim_whitespace=False)
-    testUserId = serializers.CharField(max_length=255, required=False, trim_whitespace=False)
+    authToken = StrictCharField(max_length=MAX_VALUE_LENGTH, required=False, allow_blank=True, trim_whitespace=False)
+    testUserId = StrictCharField(max_length=255, required=False, trim_whitespace=False)
     timeout = serializers.IntegerField(min_value=1, max_value=600_000, required=False,
                                        help_text="Per-request timeout, milliseconds.")
     retries = serializers.IntegerField(min_value=0, max_value=10, required=False,
                                        help_text="Retries of a request on connection errors.")
-    headers = serializers.DictField(child=serializers.CharField(max_length=MAX_VALUE_LENGTH, allow_blank=True,
-                                                                trim_whitespace=False), required=False)
+    headers = serializers.DictField(child=StrictCharField(max_length=MAX_VALUE_LENGTH, allow_blank=True,
+                                                          trim_whitespace=False), required=False)
 
     def validate_headers(self, value: dict) -> dict:
         if len(value) > 100:
@@ -191,8 +202,8 @@ class GlobalEnvSerializer(serializers.Serializer):
                     "'env' and 'responses' are reserved.", code="invalid_key")]
             else:
                 # Each extra key is validated as a string like the declared ones.
-                self.fields[name] = serializers.CharField(max_length=MAX_VALUE_LENGTH, allow_blank=True,
-                                                          trim_whitespace=False)
+                self.fields[name] = StrictCharField(max_length=MAX_VALUE_LENGTH, allow_blank=True,
+                                                    trim_whitespace=False)
         try:
             values = super().to_internal_value({k: v for k, v in data.items() if k not in errors})
         except serializers.ValidationError as exc:
@@ -217,3 +228,83 @@ class GlobalEnvResponseSerializer(serializers.Serializer):
 
 
 assert set(BUILTIN_KEYS) == set(GlobalEnvSerializer._declared_fields)
+
+
+# --- test runs -------------------------------------------------------------------------------
+
+
+class TestRunStartSerializer(_GenerationOptions):
+    """POST /testing/runs body: what to test (all optional: every endpoint of every host)."""
+
+    __test__ = False
+    host = serializers.CharField(max_length=255, required=False)
+    endpoint = serializers.CharField(max_length=2048, required=False,
+                                     help_text="Path pattern, concrete path or endpoint uuid.")
+    method = serializers.ChoiceField(choices=HttpMethod.values, required=False)
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict) and isinstance(data.get("method"), str):
+            data = {**data, "method": data["method"].upper()}
+        return super().to_internal_value(data)
+
+
+class TestRunListQuery(serializers.Serializer):
+    __test__ = False
+    offset = serializers.IntegerField(min_value=0, default=0)
+    limit = serializers.IntegerField(min_value=0, max_value=500, default=10)
+
+
+class TestRunCheckSerializer(serializers.Serializer):
+    __test__ = False
+    description = serializers.CharField()
+    outcome = serializers.ChoiceField(choices=["passed", "failed", "skipped"])
+    message = serializers.CharField(allow_blank=True)
+    precondition = serializers.BooleanField()
+
+
+class TestRunResultSerializer(serializers.Serializer):
+    __test__ = False
+    testId = serializers.CharField(source="test_id")
+    name = serializers.CharField()
+    templateName = serializers.CharField(source="template_name")
+    host = serializers.CharField()
+    method = serializers.CharField()
+    endpoint = serializers.CharField()
+    outcome = serializers.CharField()
+    message = serializers.CharField()
+    checks = TestRunCheckSerializer(many=True)
+    numRequests = serializers.IntegerField(source="num_requests")
+    durationMs = serializers.FloatField(source="duration_ms")
+
+
+class TestRunSerializer(serializers.Serializer):
+    __test__ = False
+    uuid = serializers.UUIDField()
+    status = serializers.CharField()
+    source = serializers.CharField()
+    host = serializers.CharField(allow_null=True)
+    endpoint = serializers.CharField(allow_null=True)
+    method = serializers.CharField(allow_null=True)
+    type = serializers.CharField(source="template_name", allow_null=True)
+    version = serializers.IntegerField(source="template_version", allow_null=True)
+    baseUrl = serializers.CharField(source="base_url")
+    numTests = serializers.IntegerField(source="num_tests")
+    numPassed = serializers.IntegerField(source="num_passed")
+    numFailed = serializers.IntegerField(source="num_failed")
+    numErrors = serializers.IntegerField(source="num_errors")
+    numNotGenerated = serializers.IntegerField(source="num_not_generated")
+    error = serializers.CharField(allow_null=True)
+    createdAt = serializers.DateTimeField(source="created_at")
+    startedAt = serializers.DateTimeField(source="started_at", allow_null=True)
+    finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        for key in ("host", "endpoint", "method", "type", "error"):
+            data[key] = data[key] or None
+        return data
+
+
+class TestRunDetailSerializer(TestRunSerializer):
+    __test__ = False
+    results = TestRunResultSerializer(many=True)

@@ -1,6 +1,8 @@
 """Test generation and testing environment routes (SPEC "Test generation and testing environment")."""
 from __future__ import annotations
 
+import uuid
+
 from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
@@ -11,7 +13,8 @@ from core.errors import validate
 from core.params import query_dict
 
 from . import services
-from .errors import NoEndpointSpecified
+from .errors import NoEndpointSpecified, TestRunNotFound
+from .models import TestRun
 from .serializers import (
     GenTestEndpointQuery,
     GenTestEndpointsQuery,
@@ -19,6 +22,10 @@ from .serializers import (
     GlobalEnvSerializer,
     HostTestGenerationItemSerializer,
     TestGenerationResultSerializer,
+    TestRunDetailSerializer,
+    TestRunListQuery,
+    TestRunSerializer,
+    TestRunStartSerializer,
 )
 from .templates import template_names
 
@@ -123,3 +130,53 @@ class GlobalEnvView(APIView):
     def delete(self, request):
         services.global_env_clear()
         return Response("Success")
+
+
+class TestRunsView(APIView):
+    """``/api/v1/testing/runs``: start a run in the worker (POST), list runs (GET)."""
+
+    @extend_schema(
+        operation_id="testing_runs_list",
+        parameters=[OpenApiParameter("offset", int, required=False), OpenApiParameter("limit", int, required=False)],
+        responses={200: TestRunSerializer(many=True)},
+        tags=["testing"],
+    )
+    def get(self, request):
+        query = validate(TestRunListQuery(data=query_dict(request.query_params)))
+        runs = TestRun.objects.order_by("-created_at", "uuid")
+        page = runs[query["offset"]: query["offset"] + query["limit"]]
+        response = Response(TestRunSerializer(page, many=True).data)
+        response["X-Total-Count"] = str(runs.count())
+        return response
+
+    @extend_schema(
+        operation_id="testing_runs_start",
+        request=TestRunStartSerializer,
+        responses={202: TestRunSerializer, 404: _NOT_FOUND,
+                   409: OpenApiResponse(response={"type": "string"}, description="No usable testing environment.")},
+        description="Generate and run security tests in the background against the global testing environment. "
+                    "Poll GET /testing/runs/{runId} for the results.",
+        tags=["testing"],
+    )
+    def post(self, request):
+        body = validate(TestRunStartSerializer(data=request.data))
+        run = services.test_run_start(host=body.get("host"), endpoint=body.get("endpoint"), method=body.get("method"),
+                                      template_name=body.get("type"), version=body.get("version"))
+        return Response(TestRunSerializer(run).data, status=202)
+
+
+class TestRunView(APIView):
+    """``GET /api/v1/testing/runs/{runId}``: a run with the result of each test."""
+
+    @extend_schema(
+        operation_id="testing_run_read",
+        responses={200: TestRunDetailSerializer,
+                   404: OpenApiResponse(response={"type": "string", "enum": ["Test run does not exist."]})},
+        tags=["testing"],
+    )
+    def get(self, request, run_id: str):
+        try:
+            run = TestRun.objects.prefetch_related("results").get(uuid=uuid.UUID(run_id))
+        except (ValueError, TestRun.DoesNotExist) as exc:
+            raise TestRunNotFound() from exc
+        return Response(TestRunDetailSerializer(run).data)

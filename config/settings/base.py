@@ -136,6 +136,8 @@ CELERY_BEAT_SCHEDULE: dict = {
         "schedule": 600.0,
         "options": {"queue": WEBHOOK_QUEUE, "expires": 600.0},
     },
+    # Test runs left behind by a lost worker or message (testgen).
+    "testgen-runs-sweep": {"task": "testgen.tasks.test_runs_sweep_task", "schedule": 300.0},
 }
 
 # --- REST framework -------------------------------------------------------
@@ -207,6 +209,8 @@ FIELD_ENCRYPTION_KEY = env.str("FIELD_ENCRYPTION_KEY", default="")
 TESTGEN_SQLI_DELAY_SECONDS = env.int("TESTGEN_SQLI_DELAY_SECONDS", default=3)
 TESTGEN_RATE_LIMIT_BURST = env.int("TESTGEN_RATE_LIMIT_BURST", default=50)
 TESTGEN_MAX_INPUTS = env.int("TESTGEN_MAX_INPUTS", default=10)
+# Longest a test run may take in the worker (seconds); a run still RUNNING past it is closed FAILED.
+TESTGEN_RUN_TIME_LIMIT = env.int("TESTGEN_RUN_TIME_LIMIT", default=3600)
 # Ingestion backpressure: above this many traces waiting for analysis the
 # ingestion routes answer 503 with Retry-After.
 INGEST_MAX_BACKLOG = env.int("INGEST_MAX_BACKLOG", default=200_000)

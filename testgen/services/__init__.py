@@ -8,9 +8,25 @@ from .environment import (
     run_environment_load,
 )
 from .generation import NO_TEMPLATE, endpoint_find, test_generate, tests_generate_for_host
+from .runs import (
+    NO_ENVIRONMENT,
+    test_run_cli,
+    test_run_execute,
+    test_run_record,
+    test_run_start,
+    test_runs_sweep,
+    tests_collect,
+)
 
 __all__ = [
+    "NO_ENVIRONMENT",
     "NO_TEMPLATE",
+    "test_run_cli",
+    "test_run_execute",
+    "test_run_record",
+    "test_run_start",
+    "test_runs_sweep",
+    "tests_collect",
     "AuthTokenUnreadable",
     "RunEnvironment",
     "endpoint_find",

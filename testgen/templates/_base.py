@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar
 from urllib.parse import quote
 
@@ -101,10 +102,14 @@ def registry() -> dict[str, dict[int, SecurityTemplate]]:
 
 # --- requests ----------------------------------------------------------------------
 
+@lru_cache(maxsize=4096)
+def _segment(segment: str) -> str:
+    return segment if (segment.startswith("{{") and segment.endswith("}}")) else quote(segment, safe=_PATH_SAFE)
+
+
 def path_url(segments: list[str]) -> str:
     """``{{baseUrl}}`` followed by the segments, each percent-encoded unless it is a placeholder."""
-    encoded = [s if (s.startswith("{{") and s.endswith("}}")) else quote(str(s), safe=_PATH_SAFE) for s in segments]
-    return "{{baseUrl}}/" + "/".join(encoded)
+    return "{{baseUrl}}/" + "/".join(_segment(str(s)) for s in segments)
 
 
 def auth_headers(profile: EndpointProfile) -> dict[str, str]:

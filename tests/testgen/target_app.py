@@ -226,12 +226,85 @@ class ShopApp:
 class RunningTarget:
     """A ShopApp served on 127.0.0.1 in a background thread (``base_url``; ``stop()``)."""
 
-    def __init__(self, app: ShopApp):
+    def __init__(self, app):
         self.app = app
         self.server = make_server("127.0.0.1", 0, app, server_class=_Server, handler_class=_QuietHandler)
         self.base_url = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class EchoApp:
+    """Answers what it received, for runner tests.
+
+    ``/slow?ms=N`` waits N ms; ``/status/N`` answers status N; ``/redirect`` answers 302;
+    ``/cookie`` sets a cookie; ``POST /items`` answers ``{"id": 5}``; anything else echoes
+    ``{method, path, query, headers (lower-case names), body}``.
+    """
+
+    def __init__(self):
+        self.requests_seen = 0
+
+    def __call__(self, environ, start_response):
+        from urllib.parse import parse_qsl
+
+        self.requests_seen += 1
+        path = environ.get("PATH_INFO", "")
+        query = dict(parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True))
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length).decode() if length else ""
+        status, headers, payload = 200, [("Content-Type", "application/json")], None
+        if path == "/slow":
+            time.sleep(int(query.get("ms", "0")) / 1000)
+        elif path.startswith("/status/"):
+            status = int(path.rsplit("/", 1)[1])
+        elif path == "/redirect":
+            status, headers = 302, [*headers, ("Location", "/elsewhere")]
+        elif path == "/cookie":
+            headers = [*headers, ("Set-Cookie", "session=abc; Path=/")]
+        elif path == "/items" and environ["REQUEST_METHOD"] == "POST":
+            status, payload = 201, {"id": 5}
+        if payload is None:
+            payload = {
+                "method": environ["REQUEST_METHOD"], "path": path, "query": query, "body": body,
+                "headers": {k[5:].replace("_", "-").lower(): v for k, v in environ.items() if k.startswith("HTTP_")}
+                | ({"content-type": environ["CONTENT_TYPE"]} if environ.get("CONTENT_TYPE") else {}),
+            }
+        data = json.dumps(payload).encode()
+        start_response(f"{status} X", [*headers, ("Content-Length", str(len(data)))])
+        return [data]
+
+
+class FlakyServer:
+    """A TCP server that drops its first ``drops`` connections without answering, then answers 200 "ok"."""
+
+    def __init__(self, drops: int):
+        import socketserver
+
+        self.drops = drops
+        self.connections = 0
+        outer = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self):
+                outer.connections += 1
+                if outer.connections <= outer.drops:
+                    return  # close without a word
+                self.request.recv(65536)
+                self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n"
+                                     b"Connection: close\r\n\r\nok")
+
+        class Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
 
     def stop(self) -> None:
         self.server.shutdown()

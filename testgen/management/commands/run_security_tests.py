@@ -12,17 +12,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from core.enums import HttpMethod
-from inventory.models import Host
 from testgen.errors import TestEndpointNotFound
 from testgen.junit import junit_xml
-from testgen.runner import Outcome, TestResult, tests_run
-from testgen.services import (
-    AuthTokenUnreadable,
-    endpoint_find,
-    run_environment_load,
-    test_generate,
-    tests_generate_for_host,
-)
+from testgen.runner import Outcome, TestResult
+from testgen.services import AuthTokenUnreadable, run_environment_load, test_run_cli, tests_collect
 from testgen.templates import template_names, template_versions
 
 MARK = {Outcome.PASSED: "PASS", Outcome.FAILED: "FAIL", Outcome.ERROR: "ERROR"}
@@ -74,9 +67,11 @@ class Command(BaseCommand):
             self.stdout.flush()
 
         # {{env.NAME}} placeholders read the process environment of this command (DECISIONS §8).
-        results = tests_run(tests=tests, environment=environment, environ=dict(os.environ),
-                            verify_tls=not options["insecure"], on_result=progress)
+        run, results = test_run_cli(environment=environment, tests=tests, not_generated=not_generated,
+                                    options=options, environ=dict(os.environ), verify_tls=not options["insecure"],
+                                    on_result=progress)
         self._table(results, not_generated)
+        self.stdout.write(f"Recorded as test run {run.uuid} (GET /api/v1/testing/runs/{run.uuid})")
         if options.get("junit"):
             Path(options["junit"]).write_bytes(junit_xml(results))
             self.stdout.write(f"JUnit report written to {options['junit']}")
@@ -87,20 +82,12 @@ class Command(BaseCommand):
     def _collect(self, options) -> tuple[list[dict], int]:
         if options.get("file"):
             return self._from_file(options["file"]), 0
-        kwargs = {"template_name": options.get("type"), "version": options.get("template_version")}
-        if options.get("endpoint"):
-            try:
-                endpoint = endpoint_find(endpoint=options["endpoint"], host=options.get("host"),
-                                         method=options.get("method"))
-            except TestEndpointNotFound as exc:
-                raise CommandError("Could not find endpoint.") from exc
-            results = [test_generate(endpoint=endpoint, **kwargs)]
-        else:
-            hosts = [options["host"]] if options.get("host") else list(
-                Host.objects.filter(endpoints__isnull=False).distinct().order_by("name").values_list("name", flat=True))
-            results = [item for host in hosts for item in tests_generate_for_host(host=host, **kwargs)]
-        tests = [r["test"] for r in results if r.get("success")]
-        return tests, len(results) - len(tests)
+        try:
+            return tests_collect(host=options.get("host"), endpoint=options.get("endpoint"),
+                                 method=options.get("method"), template_name=options.get("type"),
+                                 version=options.get("template_version"))
+        except TestEndpointNotFound as exc:
+            raise CommandError("Could not find endpoint.") from exc
 
     def _from_file(self, name: str) -> list[dict]:
         try:
