@@ -179,6 +179,7 @@ SPECTACULAR_SETTINGS = {
         "AlertTypeEnum": "core.enums.AlertType",
         "AlertStatusEnum": "core.enums.AlertStatus",
         "DataSectionEnum": "core.enums.DataSection",
+        "HttpMethodEnum": "core.enums.HttpMethod",
     },
 }
 
