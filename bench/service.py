@@ -69,13 +69,14 @@ def rss_kb(pid: int) -> int:
 class BenchService:
     def __init__(self, *, db: str = "apiscope_bench", redis_db: int = 5, web_workers: int = 1,
                  web_threads: int = 8, worker_concurrency: int = 1, fresh: bool = True,
-                 extra_env: dict | None = None):
+                 extra_env: dict | None = None, webhook_worker_concurrency: int = 4):
         self.db = db
         self.redis_url = f"redis://127.0.0.1:6379/{redis_db}"
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.web_workers, self.web_threads = web_workers, web_threads
         self.worker_concurrency = worker_concurrency
+        self.webhook_worker_concurrency = webhook_worker_concurrency
         self.fresh = fresh
         self.env = {
             **os.environ,
@@ -124,6 +125,13 @@ class BenchService:
         self.procs["worker"] = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel", "WARNING",
              "--concurrency", str(self.worker_concurrency), "--without-gossip", "--without-mingle"],
+            cwd=ROOT, env=self.env, start_new_session=True,
+        )
+        # As in the Procfile: webhook deliveries have a worker of their own on the webhooks queue.
+        self.procs["webhooks"] = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", self.env.get("WEBHOOK_QUEUE", "webhooks"), "-n", "webhooks@%h",
+             "--loglevel", "WARNING", "--concurrency", str(self.webhook_worker_concurrency),
+             "--without-gossip", "--without-mingle"],
             cwd=ROOT, env=self.env, start_new_session=True,
         )
         deadline = time.monotonic() + 60

@@ -1,6 +1,7 @@
-"""Security alerts raised by traffic analysis (DECISIONS §6)."""
+"""Security alerts raised by traffic analysis (DECISIONS §6) and the OpenAPI specs traffic is compared with."""
 from __future__ import annotations
 
+import hashlib
 import uuid
 
 from django.db import models
@@ -8,10 +9,22 @@ from django.utils import timezone
 
 from core.enums import AlertStatus, AlertType, RiskScore
 
+# Statuses in which an alert blocks a new one with the same endpoint, type and description.
+ACTIVE_STATUSES = (AlertStatus.OPEN, AlertStatus.IGNORED)
+
+
+def alert_dedup_key(type: str, description: str) -> str:
+    """The hash that identifies "the same alert" on one endpoint: type and description."""
+    return hashlib.sha1(f"{type}\n{description}".encode("utf-8", "surrogatepass")).hexdigest()
+
 
 class Alert(models.Model):
-    """An alert on an endpoint. Not raised again while one with the same endpoint, type and
-    description is Open or Ignored (see ``detections.services.alert_raise``)."""
+    """An alert on an endpoint.
+
+    Contract: at most one Open-or-Ignored alert per (endpoint, type, description). The partial
+    unique constraint ``alert_active_unique`` enforces it even when several workers raise the
+    same alert at once; ``detections.services.alerts_raise`` is the way to create alerts.
+    """
 
     uuid = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     endpoint = models.ForeignKey("inventory.Endpoint", on_delete=models.CASCADE, related_name="alerts")
@@ -19,12 +32,21 @@ class Alert(models.Model):
     risk_score = models.CharField(max_length=6, choices=RiskScore.choices)
     status = models.CharField(max_length=10, choices=AlertStatus.choices, default=AlertStatus.OPEN)
     description = models.TextField()
+    # sha1(type + description): descriptions are unbounded text, too long for a btree key.
+    dedup_key = models.CharField(max_length=40, editable=False, default="")
     context = models.JSONField(default=dict, blank=True)
     resolution_message = models.TextField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["endpoint", "dedup_key"],
+                condition=models.Q(status__in=ACTIVE_STATUSES),
+                name="alert_active_unique",
+            ),
+        ]
         indexes = [
             # De-duplication looks up (endpoint, type, description) among Open/Ignored alerts.
             models.Index(fields=["endpoint", "type", "status"], name="alert_dedup"),
@@ -33,3 +55,37 @@ class Alert(models.Model):
 
     def __str__(self) -> str:
         return f"{self.type}: {self.description[:60]}"
+
+    def save(self, *args, **kwargs):
+        self.dedup_key = alert_dedup_key(self.type, self.description)
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "dedup_key"}
+        super().save(*args, **kwargs)
+
+
+class OpenApiSpec(models.Model):
+    """An uploaded OpenAPI 3.x document; traffic to its hosts is compared with it ("Open API Spec Diff").
+
+    ``hosts`` are the host names of the document's absolute ``servers`` URLs; ``spec`` is the parsed
+    document (JSON-compatible), ``text`` the file as uploaded.
+    """
+
+    class Extension(models.TextChoices):
+        JSON = "json"
+        YAML = "yaml"
+
+    name = models.CharField(max_length=128, unique=True)
+    text = models.TextField()
+    spec = models.JSONField()
+    extension = models.CharField(max_length=4, choices=Extension.choices)
+    openapi_version = models.CharField(max_length=16)
+    hosts = models.JSONField(default=list)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "OpenAPI spec"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

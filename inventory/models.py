@@ -86,13 +86,9 @@ class Endpoint(models.Model):
             models.UniqueConstraint(fields=["host", "method", "path"], name="endpoint_identity"),
         ]
         indexes = [
-            # GET /endpoints default order: risk HIGH→NONE, newest activity, uuid.
-            models.Index(
-                models.F("risk_rank").desc(),
-                models.F("last_active").desc(nulls_last=True),
-                "uuid",
-                name="endpoint_list_order",
-            ),
+            # The GET /endpoints order index (risk HIGH→NONE, lastActive DESC NULLS LAST, uuid)
+            # is created by migration 0002_routes_search_indexes on PostgreSQL only: SQLite
+            # cannot build an index with NULLS LAST.
             # Ingestion matches concrete paths against the patterns of one host and method.
             models.Index(fields=["host", "method", "num_segments"], name="endpoint_match"),
             # GET /new-detections by firstDetected window.

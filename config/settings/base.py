@@ -116,11 +116,28 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Queue of webhook delivery tasks: Procfile's `webhooks` worker consumes it, so deliveries
+# never wait behind a trace-analysis backlog.
+WEBHOOK_QUEUE = env.str("WEBHOOK_QUEUE", default="webhooks")
 CELERY_BEAT_SCHEDULE: dict = {
     # Ingestion (inventory/tasks.py): re-send messages of batches left pending
     # (broker or worker lost), and prune traces, usage minutes and done batches.
     "ingest-requeue": {"task": "inventory.tasks.ingest_requeue_task", "schedule": 30.0},
     "ingest-prune": {"task": "inventory.tasks.ingest_prune_task", "schedule": 600.0},
+    # Webhooks: re-send deliveries whose message or worker was lost (DECISIONS §7 "nothing lost").
+    "webhooks-deliveries-sweep": {
+        "task": "webhooks.tasks.deliveries_sweep_task",
+        "schedule": 10.0,
+        "options": {"queue": WEBHOOK_QUEUE, "expires": 10.0},
+    },
+    # Webhooks: runs history to the newest 10 per webhook, finished deliveries after 7 days.
+    "webhooks-prune": {
+        "task": "webhooks.tasks.webhooks_prune_task",
+        "schedule": 600.0,
+        "options": {"queue": WEBHOOK_QUEUE, "expires": 600.0},
+    },
+    # Test runs left behind by a lost worker or message (testgen).
+    "testgen-runs-sweep": {"task": "testgen.tasks.test_runs_sweep_task", "schedule": 300.0},
 }
 
 # --- REST framework -------------------------------------------------------
@@ -156,6 +173,14 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v[12]",
+    # One component per shared enumeration (riskScore and a data class's severity share RiskScore).
+    "ENUM_NAME_OVERRIDES": {
+        "RiskScoreEnum": "core.enums.RiskScore",
+        "AlertTypeEnum": "core.enums.AlertType",
+        "AlertStatusEnum": "core.enums.AlertStatus",
+        "DataSectionEnum": "core.enums.DataSection",
+        "HttpMethodEnum": "core.enums.HttpMethod",
+    },
 }
 
 # --- Static files, i18n, auth -------------------------------------------
@@ -180,6 +205,13 @@ WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", defaul
 # Key for encrypting secrets at rest (testing environment authToken). Derived
 # from SECRET_KEY when unset.
 FIELD_ENCRYPTION_KEY = env.str("FIELD_ENCRYPTION_KEY", default="")
+# Security test generation (testgen): delay of time-based SQL injection payloads
+# (seconds), size of the rate-limit burst, most inputs one test fuzzes.
+TESTGEN_SQLI_DELAY_SECONDS = env.int("TESTGEN_SQLI_DELAY_SECONDS", default=3)
+TESTGEN_RATE_LIMIT_BURST = env.int("TESTGEN_RATE_LIMIT_BURST", default=50)
+TESTGEN_MAX_INPUTS = env.int("TESTGEN_MAX_INPUTS", default=10)
+# Longest a test run may take in the worker (seconds); a run still RUNNING past it is closed FAILED.
+TESTGEN_RUN_TIME_LIMIT = env.int("TESTGEN_RUN_TIME_LIMIT", default=3600)
 # Ingestion backpressure: above this many traces waiting for analysis the
 # ingestion routes answer 503 with Retry-After.
 INGEST_MAX_BACKLOG = env.int("INGEST_MAX_BACKLOG", default=200_000)

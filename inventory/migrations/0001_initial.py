@@ -149,10 +149,6 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='endpoint',
-            index=models.Index(models.OrderBy(models.F('risk_rank'), descending=True), models.OrderBy(models.F('last_active'), descending=True, nulls_last=True), models.F('uuid'), name='endpoint_list_order'),
-        ),
-        migrations.AddIndex(
-            model_name='endpoint',
             index=models.Index(fields=['host', 'method', 'num_segments'], name='endpoint_match'),
         ),
         migrations.AddIndex(

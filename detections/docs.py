@@ -1,0 +1,42 @@
+"""OpenAPI response pieces of the alert, spec and webhook routes (real shapes, no bare ``{}``)."""
+from drf_spectacular.utils import OpenApiResponse
+
+
+def json_string(*values: str, description: str = "") -> OpenApiResponse:
+    """A response whose body is one of these JSON strings."""
+    return OpenApiResponse(response={"type": "string", "enum": list(values)}, description=description)
+
+
+ZOD_SCHEMA = {
+    "type": "object",
+    "required": ["type", "message", "err"],
+    "properties": {
+        "type": {"type": "string", "enum": ["ZOD"]},
+        "message": {"type": "string", "enum": ["Invalid parameters"]},
+        "err": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "enum": ["ZodError"]},
+                "issues": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["code", "path", "message"],
+                        "properties": {
+                            "code": {"type": "string"},
+                            "path": {"type": "array", "items": {"oneOf": [{"type": "string"}, {"type": "integer"}]}},
+                            "message": {"type": "string"},
+                        },
+                        "additionalProperties": True,
+                    },
+                },
+            },
+        },
+    },
+}
+
+SUCCESS = json_string("Success", description='The JSON string "Success".')
+VALIDATION = OpenApiResponse(response=ZOD_SCHEMA, description="Validation failure (zod-style issues).")
+UNAUTHORIZED = json_string("Client unauthorized", description="Missing or unknown API key.")
+CONFLICT = OpenApiResponse(response={"type": "string"}, description="Conflict: a JSON string saying why.")
+TOTAL_COUNT_NOTE = "The `X-Total-Count` response header carries the number of matches before paging."

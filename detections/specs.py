@@ -1,0 +1,199 @@
+"""Uploaded OpenAPI specs: parsing, validation, storage, and linking endpoints to them.
+
+Contract of an upload: a JSON or YAML file of at most 5 MB holding a valid OpenAPI 3.x document
+(checked with ``openapi-spec-validator``), with only local ``$ref``s (``#/...``: the service never
+fetches a URL or reads a file a document points at) and at least one absolute server URL (its host
+names are the hosts the spec describes). Anything else is a validation error that stores nothing.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import PurePath
+
+import yaml
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from core.errors import ConflictError, NotFoundError, PayloadTooLarge, ZodError
+
+from .models import OpenApiSpec
+from .specdiff import endpoints_link_specs, spec_hosts_and_base_paths
+
+logger = logging.getLogger(__name__)
+
+MAX_SPEC_BYTES = 5 * 1024 * 1024
+# Nodes of the parsed document counted with aliases expanded: YAML anchors can make a small file
+# expand enormously ("billion laughs"); a real spec of 5 MB is far below this.
+MAX_SPEC_NODES = 2_000_000
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class SpecNotFound(NotFoundError):
+    body = "Spec does not exist."
+
+
+@dataclass(frozen=True)
+class ParsedSpec:
+    spec: dict
+    text: str
+    extension: str
+    version: str
+    hosts: list[str]
+
+
+def _invalid(message: str, path: list | None = None) -> ZodError:
+    return ZodError([{"code": "custom", "path": path if path is not None else ["file"], "message": message}])
+
+
+def _count_nodes(document) -> None:
+    budget = MAX_SPEC_NODES
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise _invalid("The document is too large once YAML aliases are expanded.")
+        if isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def _external_ref(document) -> str | None:
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and not ref.startswith("#"):
+                return ref
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None
+
+
+def spec_parse(*, raw: bytes) -> ParsedSpec:
+    """Parse and validate an uploaded file; raise a ZOD 400 (path ``file``) or 413 on failure."""
+    if len(raw) > MAX_SPEC_BYTES:
+        raise PayloadTooLarge("Spec file is larger than 5 MB.")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise _invalid("The file is not UTF-8 text.") from None
+    try:
+        document, extension = json.loads(text), OpenApiSpec.Extension.JSON
+    except (ValueError, RecursionError):
+        try:
+            document, extension = yaml.safe_load(text), OpenApiSpec.Extension.YAML
+        except (yaml.YAMLError, RecursionError):
+            raise _invalid("The file is neither valid JSON nor valid YAML.") from None
+    if not isinstance(document, dict):
+        raise _invalid("The file does not hold an OpenAPI document (expected an object at the top level).")
+    _count_nodes(document)
+    try:
+        # JSON-compatible: YAML's integer keys (responses: {200: ...}) become strings, dates text.
+        document = json.loads(json.dumps(document, default=str))
+    except (ValueError, TypeError, RecursionError):
+        raise _invalid("The document cannot be represented as JSON.") from None
+    version = document.get("openapi")
+    if not isinstance(version, str) or not re.match(r"^3\.\d+(\.\d+)?", version):
+        found = f"swagger {document['swagger']}" if "swagger" in document else "no 'openapi' version field"
+        raise _invalid(f"Only OpenAPI 3.x documents are supported (found {found}).")
+    ref = _external_ref(document)
+    if ref is not None:
+        raise _invalid(f"Only local references (#/...) are supported; found '{ref[:200]}'.")
+    _validate_openapi(document)
+    hosts = sorted(spec_hosts_and_base_paths(document))
+    if not hosts:
+        raise _invalid("The document must list at least one absolute server URL (servers[].url) "
+                       "naming the host it describes.")
+    return ParsedSpec(document, text, extension, version, hosts)
+
+
+def _validate_openapi(document: dict) -> None:
+    from openapi_spec_validator import validate
+    from openapi_spec_validator.validation.exceptions import OpenAPIValidationError, ValidatorDetectError
+
+    try:
+        validate(document)
+    except ValidatorDetectError:
+        raise _invalid("Unsupported OpenAPI version.") from None
+    except OpenAPIValidationError as exc:
+        where = "/".join(str(p) for p in getattr(exc, "absolute_path", []) or [])
+        message = str(getattr(exc, "message", exc)).splitlines()[0][:500]
+        raise _invalid(f"Invalid OpenAPI document{f' at {where}' if where else ''}: {message}") from None
+    except RecursionError:
+        raise _invalid("The document is nested too deeply.") from None
+    except Exception as exc:  # the validator chokes on some malformed constructs
+        logger.info("spec validation failed: %s", type(exc).__name__)
+        raise _invalid(f"Invalid OpenAPI document: {type(exc).__name__}.") from None
+
+
+def spec_name_from_filename(filename: str | None) -> str:
+    """The spec's name: the file name without its extension, reduced to ``[A-Za-z0-9._-]``."""
+    stem = PurePath(filename or "").name
+    for suffix in (".json", ".yaml", ".yml"):
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.")[:128]
+    if not stem or not NAME_RE.match(stem) or stem == "new":  # "new" would shadow POST /spec/new
+        raise _invalid("Cannot derive a spec name from the file name; name the file like 'petstore.yaml'.")
+    return stem
+
+
+def spec_get(*, name: str) -> OpenApiSpec:
+    spec = OpenApiSpec.objects.filter(name=name).first()
+    if spec is None:
+        raise SpecNotFound()
+    return spec
+
+
+def spec_create(*, name: str, raw: bytes) -> OpenApiSpec:
+    """Store a new spec and link the endpoints it documents; 409 when the name is taken."""
+    parsed = spec_parse(raw=raw)
+    try:
+        with transaction.atomic():
+            spec = OpenApiSpec.objects.create(
+                name=name, text=parsed.text, spec=parsed.spec, extension=parsed.extension,
+                openapi_version=parsed.version, hosts=parsed.hosts,
+            )
+            endpoints_link_specs(hosts=parsed.hosts)
+    except IntegrityError:
+        raise ConflictError(f"A spec named '{name}' already exists.") from None
+    logger.info("spec %s stored for %d host(s)", spec.pk, len(parsed.hosts))
+    return spec
+
+
+def spec_replace(*, name: str, raw: bytes) -> OpenApiSpec:
+    """Replace the document of an existing spec; relinks the endpoints of old and new hosts."""
+    parsed = spec_parse(raw=raw)
+    with transaction.atomic():
+        spec = OpenApiSpec.objects.select_for_update().filter(name=name).first()
+        if spec is None:
+            raise SpecNotFound()
+        old_hosts = list(spec.hosts)
+        spec.text, spec.spec, spec.extension = parsed.text, parsed.spec, parsed.extension
+        spec.openapi_version, spec.hosts, spec.updated_at = parsed.version, parsed.hosts, timezone.now()
+        spec.save()
+        endpoints_link_specs(hosts=[*old_hosts, *parsed.hosts])
+    return spec
+
+
+def spec_delete(*, name: str) -> None:
+    """Delete a spec; its endpoints lose (or change) their ``openapiSpecName``."""
+    with transaction.atomic():
+        spec = spec_get(name=name)
+        hosts = list(spec.hosts)
+        spec.delete()
+        endpoints_link_specs(hosts=hosts)
+
+
+def specs_list():
+    return OpenApiSpec.objects.defer("text", "spec").order_by("name")
+

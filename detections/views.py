@@ -1,0 +1,185 @@
+"""Alert and OpenAPI-spec routes (DECISIONS §6): thin views over ``services`` and ``specs``."""
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.errors import PayloadTooLarge, validate
+from core.params import query_dict
+
+from . import services, specs
+from .docs import CONFLICT, SUCCESS, TOTAL_COUNT_NOTE, UNAUTHORIZED, VALIDATION, json_string
+from .serializers import (
+    AlertListQuerySerializer,
+    AlertSerializer,
+    AlertUpdateSerializer,
+    SpecSerializer,
+    SpecSummarySerializer,
+    SpecUploadSerializer,
+)
+
+ALERT_NOT_FOUND = json_string("Alert does not exist.", description="Unknown or malformed alert id.")
+SPEC_NOT_FOUND = json_string("Spec does not exist.", description="No spec with this name.")
+TOO_LARGE = json_string("Spec file is larger than 5 MB.", description="The file is over 5 MB.")
+
+
+class AlertsView(APIView):
+    """``GET /api/v1/alerts``."""
+
+    @extend_schema(
+        operation_id="alerts_list",
+        summary="List alerts",
+        description="Open first, then risk (high→none), then newest. " + TOTAL_COUNT_NOTE,
+        parameters=[AlertListQuerySerializer],
+        responses={200: AlertSerializer(many=True), 400: VALIDATION, 401: UNAUTHORIZED},
+        tags=["alerts"],
+    )
+    def get(self, request):
+        query = validate(AlertListQuerySerializer(
+            data=query_dict(request.query_params, list_fields=AlertListQuerySerializer.LIST_FIELDS)
+        ))
+        alerts = services.alerts_query(
+            types=query.get("types"),
+            risk_scores=[r.upper() for r in query.get("riskScores") or []],
+            statuses=query.get("status"),
+            hosts=query.get("hosts"),
+            endpoint_id=query.get("endpoint"),
+        )
+        total = alerts.count()
+        page = alerts[query["offset"]: query["offset"] + query["limit"]]
+        response = Response(AlertSerializer(page, many=True).data)
+        response["X-Total-Count"] = str(total)
+        return response
+
+
+class AlertView(APIView):
+    """``GET`` / ``PUT /api/v1/alert/{alertId}``."""
+
+    @extend_schema(
+        operation_id="alert_read",
+        summary="Read one alert",
+        responses={200: AlertSerializer, 401: UNAUTHORIZED, 404: ALERT_NOT_FOUND},
+        tags=["alerts"],
+    )
+    def get(self, request, alert_id: str):
+        return Response(AlertSerializer(services.alert_get(alert_id=alert_id)).data)
+
+    @extend_schema(
+        operation_id="alert_update",
+        summary="Resolve, unresolve, ignore or unignore an alert",
+        description=(
+            "Open → Resolved (resolve) or Ignored (ignore); Resolved → Open (unresolve); Ignored → Open "
+            "(unignore). Any other change is 409 with a JSON string such as \"Alert is already resolved.\". "
+            "resolutionMessage is kept on resolve/ignore and cleared when the alert reopens."
+        ),
+        request=AlertUpdateSerializer,
+        responses={200: AlertSerializer, 400: VALIDATION, 401: UNAUTHORIZED, 404: ALERT_NOT_FOUND, 409: CONFLICT},
+        tags=["alerts"],
+    )
+    def put(self, request, alert_id: str):
+        body = validate(AlertUpdateSerializer(data=request.data))
+        alert = services.alert_update(
+            alert_id=alert_id, update_type=body["updateType"], resolution_message=body.get("resolutionMessage")
+        )
+        return Response(AlertSerializer(alert).data)
+
+
+_UPLOAD_REQUEST = {
+    "multipart/form-data": {
+        "type": "object",
+        "required": ["file"],
+        "properties": {"file": {"type": "string", "format": "binary",
+                                "description": "An OpenAPI 3.x document, JSON or YAML, at most 5 MB."}},
+    }
+}
+
+
+def _upload(request) -> tuple[str | None, bytes]:
+    body = validate(SpecUploadSerializer(data=request.data))
+    upload = body["file"]
+    if upload.size > specs.MAX_SPEC_BYTES:
+        raise PayloadTooLarge("Spec file is larger than 5 MB.")
+    return upload.name, upload.read()
+
+
+class SpecNewView(APIView):
+    """``POST /api/v1/spec/new``."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        operation_id="spec_create",
+        summary="Upload an OpenAPI spec",
+        description=(
+            "Multipart form with one file part `file` (JSON or YAML OpenAPI 3.x, at most 5 MB, local `$ref`s "
+            "only, at least one absolute server URL). The spec is named after the file (`petstore.yaml` → "
+            "`petstore`); its hosts are the server URLs' hosts. Endpoints of those hosts that it documents get "
+            "`openapiSpecName`, and their traffic is compared with it (alerts of type \"Open API Spec Diff\")."
+        ),
+        request=_UPLOAD_REQUEST,
+        responses={201: SpecSummarySerializer, 400: VALIDATION, 401: UNAUTHORIZED, 409: CONFLICT, 413: TOO_LARGE},
+        tags=["specs"],
+    )
+    def post(self, request):
+        filename, raw = _upload(request)
+        spec = specs.spec_create(name=specs.spec_name_from_filename(filename), raw=raw)
+        return Response(SpecSummarySerializer(spec).data, status=201)
+
+
+class SpecsView(APIView):
+    """``GET /api/v1/specs``."""
+
+    @extend_schema(
+        operation_id="specs_list",
+        summary="List uploaded OpenAPI specs",
+        description="By name, without the documents' text. " + TOTAL_COUNT_NOTE,
+        responses={200: SpecSummarySerializer(many=True), 401: UNAUTHORIZED},
+        tags=["specs"],
+    )
+    def get(self, request):
+        rows = list(specs.specs_list())
+        response = Response(SpecSummarySerializer(rows, many=True).data)
+        response["X-Total-Count"] = str(len(rows))
+        return response
+
+
+class SpecView(APIView):
+    """``GET`` / ``PUT`` / ``DELETE /api/v1/spec/{name}``."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        operation_id="spec_read",
+        summary="Read an uploaded OpenAPI spec",
+        description="`spec` holds the file's text as uploaded.",
+        responses={200: SpecSerializer, 401: UNAUTHORIZED, 404: SPEC_NOT_FOUND},
+        tags=["specs"],
+    )
+    def get(self, request, name: str):
+        return Response(SpecSerializer(specs.spec_get(name=name)).data)
+
+    @extend_schema(
+        operation_id="spec_replace",
+        summary="Replace the document of an uploaded OpenAPI spec",
+        request=_UPLOAD_REQUEST,
+        responses={200: SpecSummarySerializer, 400: VALIDATION, 401: UNAUTHORIZED, 404: SPEC_NOT_FOUND,
+                   413: TOO_LARGE},
+        tags=["specs"],
+    )
+    def put(self, request, name: str):
+        specs.spec_get(name=name)
+        _, raw = _upload(request)
+        return Response(SpecSummarySerializer(specs.spec_replace(name=name, raw=raw)).data)
+
+    @extend_schema(
+        operation_id="spec_delete",
+        summary="Delete an uploaded OpenAPI spec",
+        description="Its endpoints lose their openapiSpecName (or take another spec's that documents them).",
+        responses={200: SUCCESS, 401: UNAUTHORIZED, 404: SPEC_NOT_FOUND},
+        tags=["specs"],
+    )
+    def delete(self, request, name: str):
+        specs.spec_delete(name=name)
+        return Response("Success")

@@ -1,0 +1,59 @@
+"""OpenAPI pieces shared by the inventory and classification routes (real shapes, no bare ``{}``)."""
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiResponse
+
+
+def json_string(*values: str, description: str = "") -> OpenApiResponse:
+    """A response whose body is one of these JSON strings."""
+    return OpenApiResponse(response={"type": "string", "enum": list(values)}, description=description)
+
+
+ZOD_SCHEMA = {
+    "type": "object",
+    "required": ["type", "message", "err"],
+    "properties": {
+        "type": {"type": "string", "enum": ["ZOD"]},
+        "message": {"type": "string", "enum": ["Invalid parameters"]},
+        "err": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "enum": ["ZodError"]},
+                "issues": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["code", "path", "message"],
+                        "properties": {
+                            "code": {"type": "string"},
+                            "path": {"type": "array", "items": {"oneOf": [{"type": "string"}, {"type": "integer"}]}},
+                            "message": {"type": "string"},
+                        },
+                        "additionalProperties": True,
+                    },
+                },
+            },
+        },
+    },
+}
+
+SUCCESS = json_string("Success", description='The JSON string "Success".')
+VALIDATION = OpenApiResponse(response=ZOD_SCHEMA, description="Validation failure (zod-style issues).")
+UNAUTHORIZED = json_string("Client unauthorized", description="Missing or unknown API key.")
+ENDPOINT_NOT_FOUND = json_string("Endpoint does not exist.", description="Unknown or malformed endpoint id.")
+FIELD_NOT_FOUND = json_string("Data field does not exist.", description="Unknown or malformed data field id.")
+TOTAL_COUNT_NOTE = "The `X-Total-Count` response header carries the number of matches before paging."
+
+
+class DeleteBodyAutoSchema(AutoSchema):
+    """Documents a JSON body on DELETE (SPEC's DELETE /endpoints and /hosts take one); drf-spectacular
+    only documents bodies of POST, PUT and PATCH by default."""
+
+    def _get_request_body(self, direction="request"):
+        if self.method != "DELETE":
+            return super()._get_request_body(direction)
+        method = self.method
+        self.method = "POST"
+        try:
+            return super()._get_request_body(direction)
+        finally:
+            self.method = method

@@ -1,0 +1,394 @@
+"""POST /endpoint/{id}/update-paths: replace an endpoint's pattern by operator-given patterns.
+
+DECISIONS §4: each path becomes an endpoint of the same host and method;
+endpoints whose pattern or observed paths match it are merged into it (their
+fields, alerts, traces and usage move; duplicates collapse).
+
+How the service reads that, for the endpoints of the same host, method and
+segment count (the *siblings*; the new patterns are the *targets*):
+
+* A target is the existing endpoint whose pattern equals it, else a new endpoint.
+* A sibling whose own pattern falls under a target (``/users/7`` under
+  ``/users/{param1}``; the most specific target wins, ties to the earlier path)
+  is merged into it whole.
+* Concrete traffic (observed paths and traces) goes to the most specific
+  target matching the concrete path, when that target is more specific (more
+  literal segments) than the sibling holding it.
+* The endpoint named in the URL is always replaced: unless it is itself a
+  target, everything it has left (fields, alerts, usage, callers, traffic
+  no target matched) goes to its *primary* target, the one that received
+  most of its observed requests (else the first path). A sibling all of
+  whose observed paths moved is dissolved the same way.
+* Merging sums usage counters and observed-path counts, unions classes (minus
+  false positives), permissions and callers, keeps the earliest first detection
+  and the latest activity, and collapses duplicate fields (same section, status
+  and data path) and duplicate alerts (same type and description; one "New
+  Endpoint Detected" per endpoint), keeping the most relevant (Open, then
+  Ignored, then Resolved; oldest first).
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.db import connection, transaction
+from django.db.models import Count, Model, Q
+from django.utils import timezone
+
+from classification.models import DataField
+from classification.services import endpoints_refresh_risk
+from core.enums import AlertStatus, AlertType
+from core.errors import ApiError, EndpointNotFound
+from detections.models import Alert
+from inventory.models import ApiTrace, Endpoint, EndpointCaller, ObservedPath, UsageDay, UsageMinute
+from inventory.patterns import Pattern, path_problem, path_segments, pattern_best_match, pattern_compile
+
+from .services import endpoint_get, traces_prune
+
+logger = logging.getLogger(__name__)
+
+# Ingestion marks operator-written patterns (their parameters then absorb any segment value);
+# the flag arrives with the ingestion work, so it is set only where the model has it.
+_HAS_USER_SET_PATH = any(f.name == "user_set_path" for f in Endpoint._meta.get_fields())
+_STATUS_RANK = {AlertStatus.OPEN: 0, AlertStatus.IGNORED: 1, AlertStatus.RESOLVED: 2}
+
+
+@dataclass
+class _Plan:
+    """Where everything goes: per pattern path its target endpoint; per consumed sibling its destination."""
+
+    targets: dict[str, Endpoint]
+    patterns: list[Pattern]
+    new_ids: set[uuid.UUID] = field(default_factory=set)  # targets created by this update
+    destination: dict[uuid.UUID, Endpoint] = field(default_factory=dict)  # consumed sibling → target
+    sources: dict[uuid.UUID, list[Endpoint]] = field(default_factory=lambda: defaultdict(list))  # target → consumed
+
+
+def update_paths_check(*, current_path: str, paths: Sequence[str]) -> None:
+    """Raise 400 ``"<path>: <reason>"`` for the first path that is not acceptable (DECISIONS §4)."""
+    num_segments = len(path_segments(current_path))
+    for path in paths:
+        reason = path_problem(path, num_segments=num_segments)
+        if reason:
+            raise ApiError(f"{path}: {reason}")
+
+
+def endpoint_paths_update(*, endpoint_id: str, paths: Sequence[str]) -> list[Endpoint]:
+    """Replace the endpoint's pattern by ``paths``; return the resulting endpoints in ``paths`` order.
+
+    Raises ``EndpointNotFound`` and ``ApiError`` (400 ``"<path>: <reason>"``). One
+    transaction; the host's endpoints of that method are locked (primary-key
+    order) for its duration, so concurrent ingestion waits rather than writes
+    into an endpoint being dissolved.
+    """
+    current = endpoint_get(endpoint_id=endpoint_id)
+    update_paths_check(current_path=current.path, paths=paths)
+    patterns = list({p.path: p for p in (pattern_compile(path) for path in paths)}.values())
+    num_segments = len(path_segments(current.path))
+
+    with transaction.atomic():
+        siblings = [
+            e for e in Endpoint.objects.select_for_update()
+            .filter(host_id=current.host_id, method=current.method)
+            .select_related("host")
+            .order_by("uuid")
+            if len(path_segments(e.path)) == num_segments
+        ]
+        by_id = {e.uuid: e for e in siblings}
+        current = by_id.get(current.uuid)
+        if current is None:
+            raise EndpointNotFound()
+        # The URL's endpoint first: attributes of new endpoints prefer its values.
+        siblings.sort(key=lambda e: e.uuid != current.uuid)
+
+        plan = _plan(current=current, siblings=siblings, patterns=patterns)
+        _move_traffic(plan=plan, current=current, siblings=siblings)
+        consumed = list(plan.destination)
+        for target in {t.uuid: t for t in plan.targets.values()}.values():
+            incoming = plan.sources.get(target.uuid, [])
+            if incoming:
+                _move_fields(target=target, sources=incoming)
+                _move_alerts(target=target, sources=incoming)
+                _move_counters(target=target, sources=incoming)
+        _merge_attributes(plan=plan, current=current)
+        Endpoint.objects.filter(uuid__in=consumed).delete()
+        target_ids = [t.uuid for t in plan.targets.values()]
+        traces_prune(endpoint_ids=target_ids)
+        endpoints_refresh_risk(endpoint_ids=target_ids)
+
+    logger.info(
+        "endpoint %s paths updated: %d target(s), %d endpoint(s) merged", current.uuid, len(patterns), len(consumed)
+    )
+    results = {e.uuid: e for e in Endpoint.objects.select_related("host").filter(uuid__in=target_ids)}
+    return [results[plan.targets[p.path].uuid] for p in patterns]
+
+
+def _plan(*, current: Endpoint, siblings: list[Endpoint], patterns: list[Pattern]) -> _Plan:
+    """Find or create the targets; decide which siblings are merged whole."""
+    existing = {e.path: e for e in siblings}
+    targets: dict[str, Endpoint] = {}
+    new = []
+    for pattern in patterns:
+        endpoint = existing.get(pattern.path)
+        if endpoint is None:
+            endpoint = Endpoint(
+                host=current.host, method=current.method, path=pattern.path, path_regex=pattern.regex,
+                num_segments=pattern.num_segments, num_literal_segments=pattern.num_literal_segments,
+                first_detected=None, last_active=None, created_at=timezone.now(),
+            )
+            new.append(endpoint)
+        targets[pattern.path] = endpoint
+    Endpoint.objects.bulk_create(new)
+    plan = _Plan(targets=targets, patterns=patterns, new_ids={e.uuid for e in new})
+    target_ids = {t.uuid for t in targets.values()}
+    for sibling in siblings:
+        if sibling.uuid in target_ids:
+            continue
+        match = pattern_best_match(sibling.path, patterns)
+        if match is not None:
+            plan.destination[sibling.uuid] = targets[match.path]
+            plan.sources[targets[match.path].uuid].append(sibling)
+    return plan
+
+
+def _pattern_q(patterns: list[Pattern]) -> Q:
+    condition = Q(pk__in=[])
+    for pattern in patterns:
+        condition |= Q(path__regex=pattern.regex)
+    return condition
+
+
+def _move_traffic(*, plan: _Plan, current: Endpoint, siblings: list[Endpoint]) -> None:
+    """Move observed paths and traces to the targets matching them; dissolve emptied siblings."""
+    literal = {e.uuid: pattern_compile(e.path).num_literal_segments for e in siblings}
+    target_ids = {t.uuid for t in plan.targets.values()}
+
+    def owner(holder_id: uuid.UUID, concrete_path: str) -> uuid.UUID | None:
+        """The target a concrete path moves to, or None when it stays (or follows a whole merge later)."""
+        match = pattern_best_match(concrete_path, plan.patterns)
+        target = plan.targets[match.path] if match else None
+        consumed = holder_id in plan.destination or (holder_id == current.uuid and holder_id not in target_ids)
+        if target is not None and target.uuid != holder_id and (
+            consumed or match.num_literal_segments > literal[holder_id]
+        ):
+            return target.uuid
+        return None
+
+    sibling_ids = [e.uuid for e in siblings]
+    observed = list(
+        ObservedPath.objects.filter(endpoint_id__in=sibling_ids)
+        .filter(_pattern_q(plan.patterns) | Q(endpoint_id__in=[*plan.destination, current.uuid]))
+        .values_list("id", "endpoint_id", "path", "count", "last_seen")
+    )
+    totals = Counter(
+        dict(
+            ObservedPath.objects.filter(endpoint_id__in=sibling_ids)
+            .values("endpoint_id")
+            .annotate(n=Count("id"))
+            .values_list("endpoint_id", "n")
+        )
+    )
+    moves: dict[uuid.UUID, list[tuple]] = defaultdict(list)  # new owner → rows
+    moved_from: Counter = Counter()
+    received: dict[uuid.UUID, Counter] = defaultdict(Counter)  # holder → target → requests
+    for row_id, holder_id, path, count, last_seen in observed:
+        new_owner = owner(holder_id, path)
+        if new_owner is not None:
+            moves[new_owner].append((row_id, path, count, last_seen))
+            moved_from[holder_id] += 1
+            received[holder_id][new_owner] += count
+
+    # Dissolve: the URL's endpoint unless it is a target; any sibling whose observed paths all moved.
+    for sibling in siblings:
+        if sibling.uuid in target_ids or sibling.uuid in plan.destination:
+            continue
+        everything_moved = totals.get(sibling.uuid, 0) > 0 and moved_from[sibling.uuid] == totals[sibling.uuid]
+        if sibling.uuid == current.uuid or everything_moved:
+            primary = _primary(plan, received[sibling.uuid])
+            plan.destination[sibling.uuid] = primary
+            plan.sources[primary.uuid].append(sibling)
+
+    # Rows of dissolved or wholly merged siblings that no target claimed follow their sibling.
+    for row_id, holder_id, path, count, last_seen in observed:
+        if holder_id in plan.destination and owner(holder_id, path) is None:
+            moves[plan.destination[holder_id].uuid].append((row_id, path, count, last_seen))
+
+    for new_owner, rows in moves.items():
+        _upsert(
+            ObservedPath, [(new_owner, path, count, last_seen) for _, path, count, last_seen in rows],
+            fields=("endpoint", "path", "count", "last_seen"), conflict=("endpoint", "path"),
+            add=("count",), greatest=("last_seen",),
+        )
+        ObservedPath.objects.filter(id__in=[row[0] for row in rows]).delete()
+
+    traces = ApiTrace.objects.filter(endpoint_id__in=sibling_ids).filter(
+        _pattern_q(plan.patterns) | Q(endpoint_id__in=list(plan.destination))
+    ).values_list("uuid", "endpoint_id", "path")
+    trace_moves: dict[uuid.UUID, list[uuid.UUID]] = defaultdict(list)
+    for trace_id, holder_id, path in traces:
+        new_owner = owner(holder_id, path)
+        if new_owner is None and holder_id in plan.destination:
+            new_owner = plan.destination[holder_id].uuid
+        if new_owner is not None:
+            trace_moves[new_owner].append(trace_id)
+    for new_owner, ids in trace_moves.items():
+        ApiTrace.objects.filter(uuid__in=ids).update(endpoint_id=new_owner)
+
+
+def _primary(plan: _Plan, received: Counter) -> Endpoint:
+    """The target that received most requests from a dissolved endpoint; else the first path's."""
+    order = {plan.targets[p.path].uuid: i for i, p in reversed(list(enumerate(plan.patterns)))}
+    if received:
+        best = max(received.items(), key=lambda item: (item[1], -order.get(item[0], 0)))[0]
+        return next(t for t in plan.targets.values() if t.uuid == best)
+    return plan.targets[plan.patterns[0].path]
+
+
+def _move_fields(*, target: Endpoint, sources: list[Endpoint]) -> None:
+    """Move the sources' data fields to the target; fields with the same identity collapse into one."""
+    source_ids = [s.uuid for s in sources]
+    fields = list(DataField.objects.select_for_update().filter(endpoint_id__in=[target.uuid, *source_ids]))
+    groups: dict[tuple, list[DataField]] = defaultdict(list)
+    for f in fields:
+        groups[(f.data_section, f.status_code, f.data_path)].append(f)
+    keepers, doomed = [], []
+    for members in groups.values():
+        members.sort(key=lambda f: (f.endpoint_id != target.uuid, f.created_at))
+        keeper, others = members[0], members[1:]
+        false_positives = _union(f.false_positives for f in members)
+        keeper.data_classes = [c for c in _union(f.data_classes for f in members) if c not in false_positives]
+        keeper.false_positives = false_positives
+        keeper.scanner_identified = _union(f.scanner_identified for f in members)
+        keeper.is_nullable = any(f.is_nullable for f in members)
+        keeper.content_type = keeper.content_type or next((f.content_type for f in others if f.content_type), "")
+        keeper.entity = keeper.entity or next((f.entity for f in others if f.entity), None)
+        keeper.created_at = min(f.created_at for f in members)
+        keeper.last_seen = max(f.last_seen for f in members)
+        keeper.endpoint_id = target.uuid
+        keepers.append(keeper)
+        doomed.extend(o.uuid for o in others)
+    DataField.objects.filter(uuid__in=doomed).delete()
+    DataField.objects.bulk_update(
+        keepers,
+        ["endpoint", "data_classes", "false_positives", "scanner_identified", "is_nullable", "content_type", "entity",
+         "created_at", "last_seen"],
+        batch_size=500,
+    )
+
+
+def _union(lists) -> list:
+    return list(dict.fromkeys(item for items in lists for item in (items or ())))
+
+
+def _move_alerts(*, target: Endpoint, sources: list[Endpoint]) -> None:
+    """Move the sources' alerts to the target; duplicates (same type and description) collapse."""
+    alerts = list(Alert.objects.filter(endpoint_id__in=[target.uuid, *(s.uuid for s in sources)]))
+    groups: dict[tuple, list[Alert]] = defaultdict(list)
+    for alert in alerts:
+        key = (alert.type,) if alert.type == AlertType.NEW_ENDPOINT else (alert.type, alert.description)
+        groups[key].append(alert)
+    doomed, keep = [], []
+    for members in groups.values():
+        members.sort(key=lambda a: (_STATUS_RANK.get(a.status, 3), a.created_at, str(a.uuid)))
+        keep.append(members[0].uuid)
+        doomed.extend(a.uuid for a in members[1:])
+    Alert.objects.filter(uuid__in=doomed).delete()
+    Alert.objects.filter(uuid__in=keep).exclude(endpoint_id=target.uuid).update(endpoint_id=target.uuid)
+
+
+def _move_counters(*, target: Endpoint, sources: list[Endpoint]) -> None:
+    """Sum the sources' usage counters into the target's, move their callers; then drop the sources' rows."""
+    source_ids = [s.uuid for s in sources]
+    for model, key in ((UsageMinute, "minute"), (UsageDay, "day")):
+        totals: Counter = Counter()
+        for bucket, count in model.objects.filter(endpoint_id__in=source_ids).values_list(key, "count"):
+            totals[bucket] += count
+        _upsert(model, [(target.uuid, b, c) for b, c in totals.items()],
+                fields=("endpoint", key, "count"), conflict=("endpoint", key), add=("count",))
+        model.objects.filter(endpoint_id__in=source_ids).delete()
+    latest: dict[str, object] = {}
+    for address, last_seen in EndpointCaller.objects.filter(endpoint_id__in=source_ids).values_list("address", "last_seen"):
+        latest[address] = max(latest.get(address, last_seen), last_seen)
+    _upsert(EndpointCaller, [(target.uuid, a, s) for a, s in latest.items()],
+            fields=("endpoint", "address", "last_seen"), conflict=("endpoint", "address"), greatest=("last_seen",))
+    EndpointCaller.objects.filter(endpoint_id__in=source_ids).delete()
+
+
+def _upsert(model: type[Model], rows: list[tuple], *, fields: tuple[str, ...], conflict: tuple[str, ...],
+            add: tuple[str, ...] = (), greatest: tuple[str, ...] = ()) -> None:
+    """Insert rows of ``fields``; on a ``conflict`` add to the existing ``add`` counters and keep the
+    latest ``greatest`` values.
+
+    Done in SQL (``INSERT … ON CONFLICT … DO UPDATE``, PostgreSQL and SQLite ≥ 3.24) so
+    increments made concurrently by ingestion on the target's rows are never lost.
+    """
+    if not rows:
+        return
+    opts, quote = model._meta, connection.ops.quote_name
+    table = quote(opts.db_table)
+    model_fields = [opts.get_field(name) for name in fields]
+
+    def column(name: str) -> str:
+        return quote(opts.get_field(name).column)
+
+    largest = "GREATEST" if connection.vendor == "postgresql" else "MAX"
+    updates = [f"{column(n)} = {table}.{column(n)} + excluded.{column(n)}" for n in add]
+    updates += [f"{column(n)} = {largest}({table}.{column(n)}, excluded.{column(n)})" for n in greatest]
+    sql = (
+        f"INSERT INTO {table} ({', '.join(column(n) for n in fields)}) VALUES ({', '.join(['%s'] * len(fields))}) "
+        f"ON CONFLICT ({', '.join(column(n) for n in conflict)}) DO UPDATE SET {', '.join(updates)}"
+    )
+
+    def prepare(model_field, value):
+        db_field = model_field.target_field if model_field.is_relation else model_field
+        return db_field.get_db_prep_save(value, connection)
+
+    prepared = [[prepare(f, value) for f, value in zip(model_fields, row)] for row in rows]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, prepared)
+
+
+def _merge_attributes(*, plan: _Plan, current: Endpoint) -> None:
+    """Set each target's attributes from itself and the endpoints merged into it.
+
+    Timestamps come from the traffic actually merged (a new endpoint nothing was
+    merged into keeps the URL endpoint's first detection and no activity);
+    operator settings and metadata prefer the target's own, then the URL endpoint's.
+    """
+    now = timezone.now()
+    changed = []
+    for target in {t.uuid: t for t in plan.targets.values()}.values():
+        incoming = plan.sources.get(target.uuid, [])
+        traffic = incoming if target.uuid in plan.new_ids else [target, *incoming]
+        settings = traffic or [current]
+        first = [e.first_detected for e in traffic if e.first_detected]
+        last = [e.last_active for e in traffic if e.last_active]
+        target.first_detected = min(first) if first else current.first_detected
+        target.last_active = max(last) if last else None
+        target.unauthenticated_success_seen = any(e.unauthenticated_success_seen for e in settings)
+        target.is_authenticated_detected = (
+            all(e.is_authenticated_detected for e in settings) and not target.unauthenticated_success_seen
+        )
+        target.is_authenticated_user_set = next(
+            (e.is_authenticated_user_set for e in settings if e.is_authenticated_user_set is not None), None
+        )
+        target.full_trace_capture_enabled = any(e.full_trace_capture_enabled for e in settings)
+        target.is_graphql = any(e.is_graphql for e in settings)
+        target.graphql_schema = next((e.graphql_schema for e in settings if e.graphql_schema), None)
+        target.owner = next((e.owner for e in settings if e.owner), "")
+        target.openapi_spec_name = next((e.openapi_spec_name for e in settings if e.openapi_spec_name), None)
+        target.resource_permissions = sorted(_union(e.resource_permissions for e in settings))
+        target.updated_at = now
+        if _HAS_USER_SET_PATH:
+            target.user_set_path = True
+        changed.append(target)
+    Endpoint.objects.bulk_update(
+        changed,
+        ["first_detected", "last_active", "unauthenticated_success_seen", "is_authenticated_detected",
+         "is_authenticated_user_set", "full_trace_capture_enabled", "is_graphql", "graphql_schema", "owner",
+         "openapi_spec_name", "resource_permissions", "updated_at",
+         *(["user_set_path"] if _HAS_USER_SET_PATH else [])],
+    )

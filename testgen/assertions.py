@@ -1,0 +1,300 @@
+"""Evaluating test assertions against the answers a test run received (DECISIONS §8).
+
+Assertion ``type``: ``status``, ``header`` (``field`` = header name), ``body``
+(``field`` = dotted path into the JSON body, ``""`` = the whole body: its text,
+or its JSON value when compared with ``equals``/``in`` to a non-string),
+``duration`` (milliseconds). ``condition``: ``equals``, ``notEquals``, ``in``,
+``notIn``, ``contains``, ``notContains``, ``lessThan``, ``greaterThan``,
+``matches`` (regular expression, searched), ``exists``, ``notExists``.
+
+A value absent from the answer fails the positive conditions and passes the
+negative ones (``notEquals``, ``notIn``, ``notContains``, ``notExists``).
+``contains``/``notContains`` with a list need all/none of its items.
+Extensions: ``request``, ``aggregate``, ``compare``, ``ignoreCase``, ``otherwise``,
+``precondition``, ``description`` (see ``docs/testgen.md``).
+"""
+from __future__ import annotations
+
+import html
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+from .placeholders import MISSING, Resolver, Unresolved, json_path_get, response_reference
+
+TYPES = ("status", "header", "body", "duration")
+CONDITIONS = ("equals", "notEquals", "in", "notIn", "contains", "notContains", "lessThan", "greaterThan",
+              "matches", "exists", "notExists")
+NEGATIVE = {"notEquals", "notIn", "notContains", "notExists"}
+_SHOWN = 80
+
+
+class AssertionOutcome:
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+@dataclass
+class AssertionResult:
+    index: int
+    description: str
+    outcome: str
+    message: str = ""
+    precondition: bool = False
+
+
+def describe(assertion: dict) -> str:
+    if assertion.get("description"):
+        return str(assertion["description"])
+    field = f" {assertion.get('field')}" if assertion.get("field") else ""
+    return f"{assertion.get('type')}{field} {assertion.get('condition')} {_show(assertion.get('value'))}"
+
+
+def _show(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+
+
+def validate_assertion(assertion: Any) -> str | None:
+    """Why an assertion cannot be evaluated, or None."""
+    if not isinstance(assertion, dict):
+        return "an assertion must be an object"
+    if assertion.get("type") not in TYPES:
+        return f"assertion type must be one of {', '.join(TYPES)}"
+    if assertion.get("condition") not in CONDITIONS:
+        return f"assertion condition must be one of {', '.join(CONDITIONS)}"
+    if assertion["condition"] in ("in", "notIn") and not isinstance(assertion.get("value"), list):
+        return f"'{assertion['condition']}' needs a list value"
+    if assertion.get("aggregate", "all") not in ("all", "any", "last"):
+        return "aggregate must be all, any or last"
+    if assertion.get("compare", "exact") not in ("exact", "similar"):
+        return "compare must be exact or similar"
+    if "otherwise" in assertion:
+        return validate_assertion(assertion["otherwise"])
+    return None
+
+
+# --- similarity ---------------------------------------------------------------------------
+
+_OPAQUE = re.compile(r"[0-9a-fA-F-]{8,}|\d+")
+
+
+def _payload_forms(payload: str | None) -> list[str]:
+    if not payload:
+        return []
+    forms = {payload, html.escape(payload), html.escape(payload, quote=False), json.dumps(payload)[1:-1],
+             quote(payload, safe=""), quote_plus(payload)}
+    return sorted(forms, key=len, reverse=True)
+
+
+def _normal_text(text: str, payload: str | None) -> str:
+    for form in _payload_forms(payload):
+        text = text.replace(form, "")
+    return _OPAQUE.sub("0", text)
+
+
+def _shape(value: Any, payload: str | None) -> Any:
+    if isinstance(value, dict):
+        return {k: _shape(v, payload) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(v, payload) for v in value]
+    if isinstance(value, str):
+        return _normal_text(value, payload)
+    if isinstance(value, bool) or value is None:
+        return value
+    return "number"
+
+
+def similar(text_a: str, payload_a: str | None, text_b: str, payload_b: str | None) -> bool:
+    """Answers alike once the injected payloads are left out: the same JSON structure (keys, list
+    lengths, booleans, strings without payload and digits; numbers by type), or for non-JSON
+    bodies the same text without payload, digits and hex ids."""
+    try:
+        json_a, json_b = json.loads(text_a), json.loads(text_b)
+    except ValueError:
+        return _normal_text(text_a, payload_a) == _normal_text(text_b, payload_b)
+    return _shape(json_a, payload_a) == _shape(json_b, payload_b)
+
+
+# --- conditions ---------------------------------------------------------------------------
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _equal(actual: Any, expected: Any, ignore_case: bool = False) -> bool:
+    if isinstance(actual, bool) or isinstance(expected, bool):
+        if isinstance(actual, bool) and isinstance(expected, bool):
+            return actual is expected
+        other, flag = (expected, actual) if isinstance(actual, bool) else (actual, expected)
+        if isinstance(other, (int, float)):  # 1/0 for true/false, as many databases answer
+            return other == int(flag)
+        return str(other).strip().lower() == str(flag).lower()
+    a, e = _number(actual), _number(expected)
+    if a is not None and e is not None and (not isinstance(actual, str) or not isinstance(expected, str)):
+        return a == e
+    if ignore_case and isinstance(actual, str) and isinstance(expected, str):
+        return actual.lower() == expected.lower()
+    return actual == expected
+
+
+def _contains(actual: Any, item: Any, ignore_case: bool) -> bool:
+    if isinstance(actual, str):
+        needle = item if isinstance(item, str) else json.dumps(item)
+        return needle.lower() in actual.lower() if ignore_case else needle in actual
+    if isinstance(actual, list):
+        return any(_equal(a, item, ignore_case) for a in actual)
+    if isinstance(actual, dict):
+        return str(item) in actual
+    return False
+
+
+def check(condition: str, actual: Any, expected: Any, *, ignore_case: bool = False) -> tuple[bool, str]:
+    """Whether ``actual`` satisfies the condition, and a short explanation when it does not."""
+    if actual is MISSING:
+        return condition in NEGATIVE, "absent"
+    if condition == "exists":
+        return True, ""
+    if condition == "notExists":
+        return False, f"present ({_show(actual)})"
+    if condition in ("equals", "notEquals"):
+        same = _equal(actual, expected, ignore_case)
+        return same == (condition == "equals"), f"is {_show(actual)}"
+    if condition in ("in", "notIn"):
+        found = any(_equal(actual, e, ignore_case) for e in expected)
+        return found == (condition == "in"), f"is {_show(actual)}"
+    if condition == "contains":
+        items = expected if isinstance(expected, list) and not isinstance(actual, list) else [expected]
+        missing = [i for i in items if not _contains(actual, i, ignore_case)]
+        return not missing, f"lacks {_show(missing[0]) if missing else ''}"
+    if condition == "notContains":
+        items = expected if isinstance(expected, list) and not isinstance(actual, list) else [expected]
+        found = [i for i in items if _contains(actual, i, ignore_case)]
+        return not found, f"contains {_show(found[0]) if found else ''}"
+    if condition in ("lessThan", "greaterThan"):
+        a, e = _number(actual), _number(expected)
+        if a is None or e is None:
+            return False, f"is {_show(actual)}, not comparable to {_show(expected)}"
+        ok = a < e if condition == "lessThan" else a > e
+        return ok, f"is {_show(actual if not isinstance(actual, float) else round(actual, 1))}"
+    if condition == "matches":
+        try:
+            found = re.search(str(expected), actual if isinstance(actual, str) else json.dumps(actual),
+                              re.IGNORECASE if ignore_case else 0)
+        except re.error as exc:
+            return False, f"invalid regular expression: {exc}"
+        return bool(found), f"is {_show(actual)}"
+    return False, f"unknown condition {condition}"
+
+
+# --- evaluation -------------------------------------------------------------------------
+
+
+def _actual(assertion: dict, exchange: Any, value: Any) -> Any:
+    kind = assertion["type"]
+    field = str(assertion.get("field") or "")
+    if kind == "duration":
+        return exchange.duration_ms
+    if exchange.status is None:
+        return MISSING
+    if kind == "status":
+        return exchange.status
+    if kind == "header":
+        found = exchange.headers.get(field)
+        return MISSING if found is None else found
+    if field:
+        return json_path_get(exchange.json(), field)
+    if assertion["condition"] in ("exists", "notExists"):
+        return exchange.text if exchange.text else MISSING
+    if assertion["condition"] in ("equals", "notEquals", "in", "notIn") and not isinstance(value, str) \
+            and assertion.get("compare") != "similar":
+        parsed = exchange.json()
+        return exchange.text if parsed is MISSING else parsed
+    return exchange.text
+
+
+def assertion_evaluate(assertion: dict, index: int, *, records: list, resolver: Resolver) -> AssertionResult:
+    """Evaluate one assertion over the answers of the request(s) it targets.
+
+    ``records`` are the run's request records (``skipped``, ``exchanges``, ``payload``).
+    Targets: request ``request`` or, when absent, every request that was sent. Skipped when
+    its request was skipped or it compares with an answer that a skipped request never got.
+    """
+    result = _evaluate(assertion, records, resolver)
+    result.index = index
+    result.precondition = bool(assertion.get("precondition"))
+    if result.outcome == AssertionOutcome.FAILED and isinstance(assertion.get("otherwise"), dict):
+        alternative = _evaluate(assertion["otherwise"], records, resolver)
+        if alternative.outcome == AssertionOutcome.PASSED:
+            return AssertionResult(index, result.description, AssertionOutcome.PASSED,
+                                   precondition=result.precondition)
+        result.message = f"{result.message}; otherwise: {alternative.description}: {alternative.message}"
+    return result
+
+
+def _evaluate(assertion: dict, records: list, resolver: Resolver) -> AssertionResult:
+    description = describe(assertion)
+    target = assertion.get("request")
+    if target is not None:
+        if not isinstance(target, int) or not 0 <= target < len(records):
+            return AssertionResult(0, description, AssertionOutcome.FAILED, f"no request {target} in this test")
+        targets = [records[target]]
+    else:
+        targets = [r for r in records if not r.skipped]
+    targets = [r for r in targets if not r.skipped]
+    exchanges = [(r, e) for r in targets for e in r.exchanges]
+    if not exchanges:
+        return AssertionResult(0, description, AssertionOutcome.SKIPPED, "its request was skipped")
+    aggregate = assertion.get("aggregate", "all")
+    if aggregate == "last":
+        exchanges = exchanges[-1:]
+
+    reference = response_reference(assertion.get("value"))
+    try:
+        expected = resolver.resolve(assertion.get("value"))
+    except Unresolved as exc:
+        if exc.kind == "response" and exc.request_index is not None and exc.request_index < len(records) \
+                and records[exc.request_index].skipped:
+            return AssertionResult(0, description, AssertionOutcome.SKIPPED, "compares with a skipped request")
+        return AssertionResult(0, description, AssertionOutcome.FAILED, f"cannot resolve {exc}")
+    ignore_case = bool(assertion.get("ignoreCase"))
+    similar_to = records[reference] if assertion.get("compare") == "similar" and reference is not None else None
+
+    outcomes = []
+    for record, exchange in exchanges:
+        if exchange.status is None and assertion["type"] != "duration":
+            outcomes.append((False, record, f"no answer ({exchange.error})"))
+            continue
+        if similar_to is not None and assertion["condition"] in ("equals", "notEquals"):
+            same = similar(exchange.text, record.payload, str(expected), similar_to.payload)
+            ok = same == (assertion["condition"] == "equals")
+            outcomes.append((ok, record, "differs from the answer to request "
+                             f"{similar_to.index}" if not same else "is alike the compared answer"))
+            continue
+        ok, why = check(assertion["condition"], _actual(assertion, exchange, expected), expected,
+                        ignore_case=ignore_case)
+        outcomes.append((ok, record, why))
+
+    passed = any(o[0] for o in outcomes) if aggregate == "any" else all(o[0] for o in outcomes)
+    if passed:
+        return AssertionResult(0, description, AssertionOutcome.PASSED)
+    if aggregate == "any":
+        record = outcomes[-1][1]
+        return AssertionResult(0, description, AssertionOutcome.FAILED,
+                               f"no answer to request {record.index} did ({len(outcomes)} answers; last {outcomes[-1][2]})")
+    _, record, why = next(o for o in outcomes if not o[0])
+    subject = assertion["type"] + (f" {assertion['field']}" if assertion.get("field") else "")
+    return AssertionResult(0, description, AssertionOutcome.FAILED,
+                           f"request {record.index} ({record.description}): {subject} {why}")

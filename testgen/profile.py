@@ -1,0 +1,460 @@
+"""What traffic taught us about an endpoint, in the form test templates consume.
+
+An :class:`EndpointProfile` gathers, for one endpoint: its path parameters with
+example values (from observed concrete paths), query parameters and request-body
+fields with their types (data fields) and example values (recent traces), an
+example body with redacted values replaced by plausible synthetic ones, the
+header that carried credentials, and the response fields. Profiles are built
+in bulk (:func:`profiles_load`): a fixed number of queries whatever the number
+of endpoints, so generating tests for a whole host stays cheap.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
+
+from classification.models import DataField
+from core.enums import DataSection
+from inventory.models import ApiTrace, Endpoint, ObservedPath
+
+REDACTED = "[REDACTED]"
+# Newest observed paths and traces read per endpoint.
+OBSERVED_PATHS_PER_ENDPOINT = 20
+TRACES_PER_ENDPOINT = 5
+# Header names that carry credentials, in the order we prefer them.
+CREDENTIAL_HEADERS = ("authorization", "x-api-key", "api-key", "apikey", "x-auth-token", "x-access-token", "cookie")
+CANONICAL_HEADER = {
+    "authorization": "Authorization",
+    "x-api-key": "X-API-Key",
+    "api-key": "Api-Key",
+    "apikey": "ApiKey",
+    "x-auth-token": "X-Auth-Token",
+    "x-access-token": "X-Access-Token",
+    "cookie": "Cookie",
+}
+# Collections whose item parameter identifies a user (BOLA's own object is {{testUserId}} there).
+USER_COLLECTIONS = {"user", "users", "account", "accounts", "customer", "customers", "member", "members",
+                    "profile", "profiles", "person", "people", "owner", "owners"}
+_PARAM = re.compile(r"^\{[^/{}]+\}$")
+_INTEGER = re.compile(r"^-?\d+$")
+_NUMBER = re.compile(r"^-?\d+\.\d+$")
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_INDEX = re.compile(r"\[(\d*)\]")
+
+
+@dataclass
+class Input:
+    """One value a request carries that a test may change.
+
+    ``location`` is ``path``, ``query`` or ``body``; ``name`` is ``paramN`` for a
+    path parameter, the parameter name for a query, the dotted path for a body
+    field (``items[0].name``). ``key`` addresses it: the segment index for a path
+    parameter, the name for a query parameter, a tuple of keys/indices for a body field.
+    """
+
+    location: str
+    name: str
+    data_type: str
+    example: Any
+    key: Any
+
+    @property
+    def is_string(self) -> bool:
+        return self.data_type == "string"
+
+    @property
+    def looks_numeric(self) -> bool:
+        return self.data_type in ("integer", "number") or bool(_INTEGER.match(str(self.example)))
+
+
+@dataclass
+class EndpointProfile:
+    """An endpoint as test templates see it (see module docstring)."""
+
+    uuid: str
+    host: str
+    method: str
+    path: str
+    is_authenticated: bool
+    credential_header: str = "Authorization"
+    segments: list[str] = field(default_factory=list)  # example concrete path, split, values unencoded
+    path_inputs: list[Input] = field(default_factory=list)
+    query_inputs: list[Input] = field(default_factory=list)
+    body_inputs: list[Input] = field(default_factory=list)
+    query: dict[str, str] = field(default_factory=dict)  # example query string
+    body: Any = None  # example body: dict/list (JSON), dict (form) or str
+    body_format: str | None = None  # "json", "form", "text"
+    observed_paths: list[str] = field(default_factory=list)  # concrete, newest first
+    response_fields: dict[str, str] = field(default_factory=dict)  # RESPONSE_BODY dataPath -> dataType (2xx)
+    item_read_path: str | None = None  # GET pattern reading what this write changes/creates
+
+    @property
+    def inputs(self) -> list[Input]:
+        return [*self.path_inputs, *self.query_inputs, *self.body_inputs]
+
+    @property
+    def has_json_object_body(self) -> bool:
+        return self.body_format == "json" and isinstance(self.body, dict)
+
+    def user_path_position(self) -> int | None:
+        """The segment index of a path parameter naming a user (``/users/{param1}``), if any."""
+        pattern = _split(self.path)
+        for item in self.path_inputs:
+            if item.key > 0 and pattern[item.key - 1].lower() in USER_COLLECTIONS:
+                return item.key
+        return None
+
+    def observed_values(self, position: int) -> list[str]:
+        """Distinct concrete values seen at a path segment position, newest first."""
+        values: list[str] = []
+        size = len(_split(self.path))
+        for concrete in self.observed_paths:
+            parts = _split(concrete)
+            if len(parts) == size and parts[position] not in values:
+                values.append(parts[position])
+        return values
+
+    def observed_path_for(self, position: int, value: str) -> list[str] | None:
+        """The segments of an observed path whose segment ``position`` is ``value``."""
+        size = len(_split(self.path))
+        for concrete in self.observed_paths:
+            parts = _split(concrete)
+            if len(parts) == size and parts[position] == value:
+                return parts
+        return None
+
+
+def _split(path: str) -> list[str]:
+    return [s for s in path.split("?")[0].split("/") if s]
+
+
+def is_param_segment(segment: str) -> bool:
+    return bool(_PARAM.match(segment))
+
+
+def infer_type(value: Any) -> str:
+    """The data type of an example value (strings that are numbers stay strings)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return "string"
+
+
+def _segment_type(values: list[str]) -> str:
+    if values and all(_INTEGER.match(v) for v in values):
+        return "integer"
+    return "string"
+
+
+# --- synthetic values ---------------------------------------------------------------
+
+_SYNTHETIC_BY_NAME = (
+    (re.compile(r"e-?mail", re.I), "apiscope.test@example.com"),
+    (re.compile(r"pass(word|wd)?|secret|pin$", re.I), "Apiscope-Test-Passw0rd!"),
+    (re.compile(r"token|api_?key|otp|code$", re.I), "apiscope-test-123456"),
+    (re.compile(r"phone|mobile", re.I), "+15555550100"),
+    (re.compile(r"url|website|link", re.I), "https://example.com/apiscope"),
+    (re.compile(r"dob|birth|date", re.I), "1990-01-01"),
+    (re.compile(r"user_?name|login", re.I), "apiscope-test-user"),
+    (re.compile(r"name", re.I), "Apiscope Test"),
+)
+
+
+def synthetic_value(name: str, data_type: str) -> Any:
+    """A plausible value for a field we saw but whose value we may not reuse (redacted)."""
+    leaf = re.split(r"[.\[\]]", name.rstrip("[]"))[-1] if name else ""
+    if data_type == "integer":
+        return 1
+    if data_type == "number":
+        return 1.5
+    if data_type == "boolean":
+        return True
+    if data_type == "null":
+        return None
+    if data_type == "object":
+        return {}
+    if data_type == "array":
+        return []
+    for pattern, value in _SYNTHETIC_BY_NAME:
+        if pattern.search(leaf):
+            return value
+    return "apiscope-test"
+
+
+def _sanitize(value: Any, name: str = "") -> Any:
+    """Replace redacted values in an example body (recursively) with synthetic ones."""
+    if isinstance(value, dict):
+        return {k: _sanitize(v, f"{name}.{k}" if name else str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_sanitize(v, f"{name}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, str) and REDACTED in value:
+        return synthetic_value(name, "string")
+    return value
+
+
+# --- bodies -------------------------------------------------------------------------
+
+def _parse_body(text: str, content_type: str) -> tuple[Any, str | None]:
+    """An example body from a trace: (value, format) or (None, None) when unusable."""
+    text = (text or "").strip()
+    if not text:
+        return None, None
+    ctype = content_type.lower()
+    if "json" in ctype or text[:1] in "{[":
+        try:
+            return json.loads(text), "json"
+        except ValueError:
+            if "json" in ctype:
+                return None, None
+    if "x-www-form-urlencoded" in ctype or ("=" in text and " " not in text and "\n" not in text):
+        pairs = parse_qsl(text, keep_blank_values=True)
+        if pairs:
+            return dict(pairs), "form"
+    return text, "text"
+
+
+def _body_from_fields(fields: list[tuple[str, str]]) -> dict:
+    """Rebuild an example JSON object from request-body data paths and types."""
+    root: dict = {}
+    for data_path, data_type in sorted(fields):
+        parts = [p for p in re.split(r"\.(?![^\[]*\])", data_path) if p]
+        node: Any = root
+        for i, part in enumerate(parts):
+            is_last = i == len(parts) - 1
+            key, arrays = part.split("[", 1)[0], len(_INDEX.findall(part))
+            if not key:
+                break
+            if not isinstance(node, dict):
+                break
+            if arrays:
+                lst = node.setdefault(key, [])
+                if not isinstance(lst, list):
+                    break
+                if not lst:
+                    lst.append(synthetic_value(data_path, data_type) if is_last else {})
+                node = lst[0]
+            elif is_last:
+                node.setdefault(key, synthetic_value(data_path, data_type))
+            else:
+                node = node.setdefault(key, {})
+    return root
+
+
+def _leaves(value: Any, key: tuple = (), name: str = "") -> list[tuple[tuple, str, Any]]:
+    """Scalar leaves of a JSON value: (key path, display name, value)."""
+    if isinstance(value, dict):
+        out = []
+        for k, v in value.items():
+            out += _leaves(v, (*key, k), f"{name}.{k}" if name else str(k))
+        return out
+    if isinstance(value, list):
+        return _leaves(value[0], (*key, 0), f"{name}[0]") if value else []
+    return [(key, name, value)]
+
+
+def _field_type_for(name: str, types: dict[str, str]) -> str | None:
+    """The data-field type for a display path (``items[0].name`` is recorded as ``items[].name``)."""
+    return types.get(name) or types.get(_INDEX.sub("[]", name))
+
+
+# --- loading ------------------------------------------------------------------------
+
+def _rows_per_endpoint(queryset, order, limit: int, columns: tuple[str, ...]):
+    return (
+        queryset.annotate(row_number=Window(RowNumber(), partition_by=[F("endpoint_id")], order_by=order))
+        .filter(row_number__lte=limit)
+        .values_list("endpoint_id", *columns)
+    )
+
+
+def profiles_load(*, endpoints: list[Endpoint], host_id: int | None = None) -> dict[Any, EndpointProfile]:
+    """Profiles of the given endpoints, keyed by endpoint uuid, in a fixed number of queries.
+
+    ``host_id``: all endpoints belong to that host (lets the queries filter by host
+    rather than by a long id list). Endpoints must have ``host`` loaded (select_related).
+    """
+    if not endpoints:
+        return {}
+    ids = [e.uuid for e in endpoints]
+    scope = {"endpoint__host_id": host_id} if host_id is not None else {"endpoint_id__in": ids}
+
+    fields: dict[Any, list[tuple]] = {}
+    for row in DataField.objects.filter(**scope).values_list(
+        "endpoint_id", "data_section", "data_path", "data_type", "content_type", "status_code"
+    ):
+        fields.setdefault(row[0], []).append(row[1:])
+
+    observed: dict[Any, list[str]] = {}
+    for endpoint_id, path in _rows_per_endpoint(
+        ObservedPath.objects.filter(**scope), [F("last_seen").desc(), F("id").desc()], OBSERVED_PATHS_PER_ENDPOINT, ("path",)
+    ):
+        observed.setdefault(endpoint_id, []).append(path)
+
+    traces: dict[Any, list[tuple]] = {}
+    for row in _rows_per_endpoint(
+        ApiTrace.objects.filter(**scope),
+        [F("created_at").desc()],
+        TRACES_PER_ENDPOINT,
+        ("path", "request_parameters", "request_headers", "request_body"),
+    ):
+        traces.setdefault(row[0], []).append(row[1:])
+
+    # GET patterns of the hosts, to find the read of what a write touches: the patterns
+    # themselves, and the item pattern under each collection (/users -> /users/{param1}).
+    host_ids = {e.host_id for e in endpoints}
+    get_patterns: dict[int, tuple[set[str], dict[tuple, str]]] = {}
+    for h, p in Endpoint.objects.filter(host_id__in=host_ids, method="GET").order_by("path").values_list(
+            "host_id", "path"):
+        patterns, items = get_patterns.setdefault(h, (set(), {}))
+        patterns.add(p)
+        parts = _split(p)
+        if parts and is_param_segment(parts[-1]):
+            items.setdefault(tuple(parts[:-1]), p)
+
+    return {
+        e.uuid: _profile(e, fields.get(e.uuid, []), observed.get(e.uuid, []), traces.get(e.uuid, []),
+                         get_patterns.get(e.host_id, (set(), {})))
+        for e in endpoints
+    }
+
+
+def profile_load(*, endpoint: Endpoint) -> EndpointProfile:
+    """The profile of one endpoint (see :func:`profiles_load`)."""
+    return profiles_load(endpoints=[endpoint])[endpoint.uuid]
+
+
+def _header(headers: Any, name: str) -> str:
+    for item in headers or []:
+        if isinstance(item, dict) and str(item.get("name", "")).lower() == name:
+            return str(item.get("value", ""))
+    return ""
+
+
+def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], traces: list[tuple],
+             get_patterns: tuple[set[str], dict[tuple, str]]) -> EndpointProfile:
+    pattern = _split(endpoint.path)
+    concrete_paths = list(dict.fromkeys([*observed, *(t[0] for t in traces)]))
+    profile = EndpointProfile(
+        uuid=str(endpoint.uuid),
+        host=endpoint.host.name,
+        method=endpoint.method,
+        path=endpoint.path,
+        is_authenticated=endpoint.is_authenticated,
+        observed_paths=[p for p in concrete_paths if len(_split(p)) == len(pattern)],
+    )
+
+    # Credentials: the first credential header (in preference order) seen in a trace.
+    seen_headers = {str(h.get("name", "")).lower() for t in traces for h in (t[2] or []) if isinstance(h, dict)}
+    for name in CREDENTIAL_HEADERS:
+        if name in seen_headers:
+            profile.credential_header = CANONICAL_HEADER[name]
+            break
+
+    # Path parameters: example values from the newest observed path.
+    example = profile.observed_paths[0] if profile.observed_paths else None
+    example_parts = _split(example) if example else []
+    segments = []
+    for position, segment in enumerate(pattern):
+        if is_param_segment(segment):
+            values = profile.observed_values(position) if example else []
+            segments.append(example_parts[position] if example_parts else "1")
+            profile.path_inputs.append(Input(
+                location="path", name=segment.strip("{}"), data_type=_segment_type(values or ["1"]),
+                example=segments[-1], key=position,
+            ))
+        else:
+            segments.append(segment)
+    profile.segments = segments
+
+    # Field types from data fields.
+    query_types: dict[str, str] = {}
+    body_types: dict[str, str] = {}
+    body_content_type = ""
+    for section, data_path, data_type, content_type, status_code in fields:
+        if section == DataSection.REQUEST_QUERY:
+            query_types[data_path] = data_type
+        elif section == DataSection.REQUEST_BODY:
+            body_types[data_path] = data_type
+            body_content_type = body_content_type or content_type
+        elif section == DataSection.RESPONSE_BODY and 200 <= status_code < 300:
+            profile.response_fields.setdefault(data_path, data_type)
+
+    # Query: names from data fields and traces, values from the newest trace carrying them.
+    query: dict[str, str] = {}
+    for trace in traces:
+        for item in trace[1] or []:
+            if isinstance(item, dict) and "name" in item:
+                query.setdefault(str(item["name"]), str(item.get("value", "")))
+    for name, data_type in query_types.items():
+        query.setdefault(name, str(synthetic_value(name, data_type)))
+    profile.query = {
+        name: (str(synthetic_value(name, query_types.get(name, "string"))) if REDACTED in value else value)
+        for name, value in query.items()
+    }
+    profile.query_inputs = [
+        Input(location="query", name=name, key=name, example=value,
+              data_type=query_types.get(name) or ("integer" if _INTEGER.match(value) else "string"))
+        for name, value in profile.query.items()
+    ]
+
+    # Body: the newest parseable trace body, else one rebuilt from the data fields.
+    if endpoint.method in ("POST", "PUT", "PATCH", "DELETE"):
+        for trace in traces:
+            body, fmt = _parse_body(trace[3], _header(trace[2], "content-type") or body_content_type)
+            if fmt:
+                profile.body, profile.body_format = _sanitize(body), fmt
+                break
+        if profile.body_format is None and body_types:
+            if "x-www-form-urlencoded" in body_content_type:
+                profile.body = {p: str(synthetic_value(p, t)) for p, t in body_types.items()}
+                profile.body_format = "form"
+            else:
+                profile.body, profile.body_format = _body_from_fields(list(body_types.items())), "json"
+        if profile.body_format in ("json", "form"):
+            for key, name, value in _leaves(profile.body):
+                data_type = _field_type_for(name, body_types) or infer_type(value)
+                if data_type in ("object", "array"):
+                    continue
+                profile.body_inputs.append(Input(location="body", name=name, data_type=data_type,
+                                                 example=value, key=key))
+
+    profile.item_read_path = _item_read_path(endpoint, pattern, get_patterns)
+    return profile
+
+
+def _item_read_path(endpoint: Endpoint, pattern: list[str],
+                    get_patterns: tuple[set[str], dict[tuple, str]]) -> str | None:
+    """The GET pattern that reads the object a write touches: the same path for PUT/PATCH,
+    the collection path plus one parameter for POST (``/users`` → ``/users/{param1}``)."""
+    patterns, items = get_patterns
+    if endpoint.method in ("PUT", "PATCH"):
+        return endpoint.path if endpoint.path in patterns else None
+    if endpoint.method == "POST":
+        return items.get(tuple(pattern))
+    return None
+
+
+def body_with(body: Any, key: tuple, value: Any) -> Any:
+    """A copy of ``body`` with the leaf at ``key`` set to ``value``."""
+    result = copy.deepcopy(body)
+    node = result
+    for part in key[:-1]:
+        node = node[part]
+    node[key[-1]] = value
+    return result

@@ -1,0 +1,360 @@
+"""Running generated (or hand-written) tests against the testing environment.
+
+Pure service: no database access, no output. The management command
+``run_security_tests`` (and the test suite) call :func:`tests_run`.
+
+How a TestConfig is run (see ``docs/testgen.md``):
+
+* requests are sent in order, each ``repeat`` times (default 1; a burst stops at
+  a status in ``stopWhenStatus``), to ``url`` (default ``{{baseUrl}}`` +
+  ``endpoint``) with ``method`` (default the test's), ``queryParams``, ``body``
+  (JSON unless the Content-Type says form or the body is a string), and the
+  environment's ``headers`` overridden by the request's, minus ``omitHeaders``;
+* the timeout of each request is its ``timeout`` (ms) or the environment's;
+  connection failures are retried ``retries`` times; redirects are not followed;
+  cookies are never carried from one request to the next; no credentials are
+  added from ``.netrc``;
+* before anything is sent, every environment placeholder must have a value: a
+  request marked ``optional`` is skipped when it lacks one, any other makes the
+  test an ERROR. A request whose placeholders need an earlier answer that did not
+  come is skipped; so is a request whose two ``skipIfEquals`` values are equal;
+* then every assertion is evaluated (plus ``expectedStatus`` and
+  ``expectedResponse`` of each request).
+
+Outcome: FAILED when an assertion failed; ERROR when the test could not say
+anything (invalid test, missing placeholder, no answer at all, a failed
+precondition, nothing left to check); PASSED otherwise.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from http.cookiejar import DefaultCookiePolicy
+from typing import Any
+from urllib.parse import urlencode
+
+import requests
+from requests.structures import CaseInsensitiveDict
+
+from .assertions import AssertionOutcome, AssertionResult, assertion_evaluate, validate_assertion
+from .placeholders import MISSING, Resolver, Unresolved
+from .services.environment import RunEnvironment
+
+USER_AGENT = "apiscope-security-tests/1"
+MAX_BODY_BYTES = 2 * 1024 * 1024
+MAX_REPEAT = 1000
+RETRY_BACKOFF_S = 0.2
+
+
+class Outcome:
+    PASSED = "PASSED"
+    FAILED = "FAILED"
+    ERROR = "ERROR"
+
+
+@dataclass
+class Exchange:
+    """One request sent and what came back (``status`` None: no answer, see ``error``)."""
+
+    method: str
+    url: str
+    status: int | None
+    headers: CaseInsensitiveDict
+    text: str
+    duration_ms: float
+    error: str | None = None
+    _json: Any = field(default=None, repr=False)
+
+    def json(self) -> Any:
+        """The body parsed as JSON, or ``MISSING``."""
+        if self._json is None:
+            try:
+                self._json = json.loads(self.text) if self.text else MISSING
+            except ValueError:
+                self._json = MISSING
+        return self._json
+
+
+@dataclass
+class RequestRecord:
+    index: int
+    description: str
+    payload: str | None = None
+    skipped: str | None = None  # why, when skipped
+    exchanges: list[Exchange] = field(default_factory=list)
+
+
+@dataclass
+class TestResult:
+    """The outcome of one test, with what was sent and checked."""
+
+    __test__ = False
+
+    test_id: str
+    name: str
+    template: str
+    host: str
+    method: str
+    endpoint: str
+    outcome: str
+    message: str = ""
+    assertions: list[AssertionResult] = field(default_factory=list)
+    requests: list[RequestRecord] = field(default_factory=list)
+    duration_ms: float = 0.0
+
+    @property
+    def failures(self) -> list[AssertionResult]:
+        return [a for a in self.assertions if a.outcome == AssertionOutcome.FAILED]
+
+    @property
+    def num_sent(self) -> int:
+        return sum(len(r.exchanges) for r in self.requests)
+
+
+class _NoAuth(requests.auth.AuthBase):
+    """Keeps requests from adding credentials found in ``~/.netrc``."""
+
+    def __call__(self, request):
+        return request
+
+
+def _session() -> requests.Session:
+    session = requests.Session()
+    session.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))  # accept no cookie
+    session.headers = CaseInsensitiveDict({"User-Agent": USER_AGENT, "Accept": "*/*"})
+    return session
+
+
+def _invalid(test: Any) -> str | None:
+    if not isinstance(test, dict):
+        return "a test must be an object"
+    for key in ("id", "name", "endpoint", "method"):
+        if not isinstance(test.get(key), str) or not test.get(key):
+            return f"'{key}' must be a non-empty string"
+    if not isinstance(test.get("requests"), list) or not test["requests"]:
+        return "'requests' must be a non-empty list"
+    for i, request in enumerate(test["requests"]):
+        if not isinstance(request, dict) or not isinstance(request.get("description"), str):
+            return f"request {i} must be an object with a description"
+        repeat = request.get("repeat", 1)
+        if not isinstance(repeat, int) or not 1 <= repeat <= MAX_REPEAT:
+            return f"request {i}: repeat must be 1 to {MAX_REPEAT}"
+        for key in ("headers", "queryParams"):
+            if key in request and not isinstance(request[key], dict):
+                return f"request {i}: {key} must be an object"
+    assertions = test.get("assertions", [])
+    if not isinstance(assertions, list):
+        return "'assertions' must be a list"
+    for i, assertion in enumerate(assertions):
+        problem = validate_assertion(assertion)
+        if problem:
+            return f"assertion {i}: {problem}"
+    return None
+
+
+def _encode_body(body: Any, headers: CaseInsensitiveDict) -> bytes | None:
+    if body is None:
+        return None
+    content_type = headers.get("Content-Type", "")
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    if "x-www-form-urlencoded" in content_type and isinstance(body, dict):
+        return urlencode({k: v if isinstance(v, str) else json.dumps(v) for k, v in body.items()}).encode()
+    if not content_type:
+        headers["Content-Type"] = "application/json"
+    return json.dumps(body).encode("utf-8")
+
+
+def _send(session: requests.Session, *, method: str, url: str, headers: CaseInsensitiveDict,
+          params: dict | None, data: bytes | None, timeout_ms: int, retries: int, verify: bool) -> Exchange:
+    timeout = max(timeout_ms, 1) / 1000
+    attempt = 0
+    while True:
+        started = time.perf_counter()
+        try:
+            response = session.request(method, url, headers=headers, params=params, data=data, timeout=timeout,
+                                       allow_redirects=False, stream=True, verify=verify, auth=_NoAuth())
+            try:
+                chunks, size = [], 0
+                for chunk in response.iter_content(64 * 1024):
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size >= MAX_BODY_BYTES:
+                        break
+                raw = b"".join(chunks)[:MAX_BODY_BYTES]
+            finally:
+                response.close()
+            duration = (time.perf_counter() - started) * 1000
+            encoding = response.encoding or "utf-8"
+            try:
+                text = raw.decode(encoding, errors="replace")
+            except LookupError:
+                text = raw.decode("utf-8", errors="replace")
+            return Exchange(method, url, response.status_code, CaseInsensitiveDict(response.headers), text, duration)
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            duration = (time.perf_counter() - started) * 1000
+            read_timeout = isinstance(exc, requests.ReadTimeout) or (
+                isinstance(exc, requests.ConnectionError) and "Read timed out" in str(exc))
+            if read_timeout:
+                return Exchange(method, url, None, CaseInsensitiveDict(), "", duration,
+                                error=f"timed out after {timeout_ms} ms")
+            if attempt < retries:
+                attempt += 1
+                time.sleep(RETRY_BACKOFF_S * attempt)
+                continue
+            return Exchange(method, url, None, CaseInsensitiveDict(), "", duration,
+                            error=f"connection failed ({type(exc).__name__})")
+        except requests.RequestException as exc:  # invalid URL, too many headers...
+            return Exchange(method, url, None, CaseInsensitiveDict(), "", 0.0,
+                            error=f"request not sent ({type(exc).__name__}: {str(exc)[:120]})")
+
+
+def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, str] | None = None,
+             verify_tls: bool = True) -> TestResult:
+    """Run one TestConfig against the environment (see the module docstring)."""
+    started = time.perf_counter()
+    result = TestResult(
+        test_id=str(test.get("id", "")) if isinstance(test, dict) else "",
+        name=str(test.get("name", "")) if isinstance(test, dict) else "",
+        template=str(test.get("templateName", "")) if isinstance(test, dict) else "",
+        host=str(test.get("host", "")) if isinstance(test, dict) else "",
+        method=str(test.get("method", "")) if isinstance(test, dict) else "",
+        endpoint=str(test.get("endpoint", "")) if isinstance(test, dict) else "",
+        outcome=Outcome.ERROR,
+    )
+    problem = _invalid(test)
+    if problem:
+        result.message = f"invalid test: {problem}"
+        return result
+
+    records = [RequestRecord(i, r["description"], payload=r.get("payload") if isinstance(r.get("payload"), str)
+                             else None) for i, r in enumerate(test["requests"])]
+
+    def answer(index: int) -> Exchange | None:
+        if 0 <= index < len(records) and records[index].exchanges:
+            return records[index].exchanges[-1]
+        return None
+
+    resolver = Resolver(environment.values, environ or {}, answer)
+
+    # Every environment placeholder must have a value before anything is sent.
+    env_headers = dict(environment.headers)
+    missing_in_env_headers = resolver.missing_env(env_headers)
+    if missing_in_env_headers:
+        result.message = f"environment header needs {{{{{missing_in_env_headers[0]}}}}}, which is not set"
+        return result
+    for record, request in zip(records, test["requests"], strict=True):
+        missing = resolver.missing_env(request)
+        if missing and request.get("optional"):
+            record.skipped = f"optional; {{{{{missing[0]}}}}} is not set"
+        elif missing:
+            result.message = f"request {record.index} needs {{{{{missing[0]}}}}}, which is not set"
+            return result
+
+    session = _session()
+    try:
+        for record, request in zip(records, test["requests"], strict=True):
+            if record.skipped:
+                continue
+            _run_request(session, test, request, record, resolver, environment, env_headers, verify_tls)
+    finally:
+        session.close()
+
+    result.requests = records
+    result.assertions = _evaluate_all(test, records, resolver)
+    result.duration_ms = (time.perf_counter() - started) * 1000
+    result.outcome, result.message = _outcome(result)
+    return result
+
+
+test_run.__test__ = False
+
+
+def _run_request(session, test, request, record, resolver, environment, env_headers, verify_tls) -> None:
+    skip = request.get("skipIfEquals")
+    if isinstance(skip, list) and len(skip) == 2:
+        try:
+            left, right = resolver.resolve(skip[0]), resolver.resolve(skip[1])
+        except Unresolved:
+            left, right = MISSING, None
+        if left is not MISSING and str(left) == str(right):
+            record.skipped = f"{skip[1]} is the test user's own value"
+            return
+    try:
+        method = str(resolver.resolve(request.get("method") or test["method"])).upper()
+        url = str(resolver.resolve(request.get("url") or "{{baseUrl}}" + test["endpoint"]))
+        headers = CaseInsensitiveDict({k: str(v) for k, v in resolver.resolve(env_headers).items()})
+        for name, value in resolver.resolve(request.get("headers") or {}).items():
+            headers[name] = "" if value is None else str(value)
+        params = {k: "" if v is None else str(v) for k, v in resolver.resolve(request.get("queryParams") or {}).items()}
+        body = resolver.resolve(request.get("body"))
+    except Unresolved as exc:
+        record.skipped = f"needs {exc} from an earlier answer, which did not come"
+        return
+    for name in request.get("omitHeaders") or []:
+        headers.pop(str(name), None)
+    if "{param" in url:
+        record.exchanges.append(Exchange(method, url, None, CaseInsensitiveDict(), "", 0.0,
+                                         error="the URL still has a path parameter; give the request a url"))
+        return
+    data = _encode_body(body, headers)
+    timeout_ms = request.get("timeout") if isinstance(request.get("timeout"), int) and request["timeout"] > 0 \
+        else environment.timeout_ms
+    stop = {s for s in request.get("stopWhenStatus") or [] if isinstance(s, int)}
+    for _ in range(request.get("repeat", 1)):
+        exchange = _send(session, method=method, url=url, headers=headers, params=params or None, data=data,
+                         timeout_ms=timeout_ms, retries=environment.retries, verify=verify_tls)
+        record.exchanges.append(exchange)
+        if exchange.status in stop:
+            break
+
+
+def _evaluate_all(test: dict, records: list[RequestRecord], resolver: Resolver) -> list[AssertionResult]:
+    assertions = list(test.get("assertions") or [])
+    # expectedStatus / expectedResponse of a request are assertions on its answers.
+    for i, request in enumerate(test["requests"]):
+        if isinstance(request.get("expectedStatus"), int):
+            assertions.append({"type": "status", "field": "", "condition": "equals",
+                               "value": request["expectedStatus"], "request": i,
+                               "description": f"request {i} is answered {request['expectedStatus']}"})
+        if "expectedResponse" in request:
+            assertions.append({"type": "body", "field": "", "condition": "equals", "value": request["expectedResponse"],
+                               "request": i, "description": f"request {i} is answered the expected body"})
+    return [assertion_evaluate(a, i, records=records, resolver=resolver) for i, a in enumerate(assertions)]
+
+
+def _outcome(result: TestResult) -> tuple[str, str]:
+    sent = [e for r in result.requests for e in r.exchanges]
+    if sent and all(e.status is None for e in sent):
+        return Outcome.ERROR, f"no answer from the target: {sent[0].error}"
+    if not sent:
+        return Outcome.ERROR, "nothing was sent: every request was skipped"
+    failed = [a for a in result.assertions if a.outcome == AssertionOutcome.FAILED]
+    real_failures = [a for a in failed if not a.precondition]
+    if real_failures:
+        first = real_failures[0]
+        more = f" (+{len(real_failures) - 1} more)" if len(real_failures) > 1 else ""
+        return Outcome.FAILED, f"{first.description}: {first.message}{more}"
+    if failed:
+        return Outcome.ERROR, f"precondition failed: {failed[0].description}: {failed[0].message}"
+    checked = [a for a in result.assertions if a.outcome == AssertionOutcome.PASSED and not a.precondition]
+    if not checked:
+        return Outcome.ERROR, "nothing was checked: the requests under test were skipped"
+    return Outcome.PASSED, ""
+
+
+def tests_run(*, tests: Iterable[dict], environment: RunEnvironment, environ: Mapping[str, str] | None = None,
+              verify_tls: bool = True, on_result: Callable[[int, TestResult], None] | None = None) -> list[TestResult]:
+    """Run tests one after the other; ``on_result(position, result)`` after each (progress)."""
+    results = []
+    for position, test in enumerate(tests, start=1):
+        result = test_run(test=test, environment=environment, environ=environ, verify_tls=verify_tls)
+        results.append(result)
+        if on_result:
+            on_result(position, result)
+    return results
+
+
+tests_run.__test__ = False

@@ -1,0 +1,144 @@
+"""Generating security tests for endpoints (SPEC "Test generation", DECISIONS §8).
+
+A result is SPEC's "Test generation result": ``{success, templateName,
+templateVersion, test}`` or ``{success: false, msg}``; per-host items also carry
+``endpoint`` (the path pattern) and ``method``.
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from core.enums import HttpMethod
+from inventory.models import Endpoint, Host
+
+from ..errors import TestEndpointNotFound
+from ..profile import EndpointProfile, is_param_segment, profile_load, profiles_load
+from ..templates import GenerationContext, SecurityTemplate, template_get, templates_by_priority
+
+logger = logging.getLogger(__name__)
+
+NO_TEMPLATE = "No suitable test template found"
+METHOD_ORDER = {m: i for i, m in enumerate(HttpMethod.values)}
+
+
+def _segments(path: str) -> list[str]:
+    return [s for s in path.split("?")[0].split("/") if s]
+
+
+def endpoint_find(*, endpoint: str, host: str | None = None, method: str | None = None) -> Endpoint:
+    """The endpoint named by a uuid or a path, narrowed by host and method.
+
+    ``endpoint`` is tried as an endpoint uuid, then as a path pattern
+    (``/users/{param1}``, trailing slash ignored), then as a concrete path matched
+    against the patterns (``/users/42``; the most literal pattern wins). Among
+    several matches (one path on several hosts or methods) the first by method
+    (GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS) then host name is taken.
+    Raises :class:`TestEndpointNotFound` (SPEC's 404 body).
+    """
+    queryset = Endpoint.objects.select_related("host")
+    if host:
+        queryset = queryset.filter(host__name__iexact=host)
+    if method:
+        queryset = queryset.filter(method=method.upper())
+    try:
+        endpoint_uuid = uuid.UUID(endpoint)
+    except ValueError:
+        endpoint_uuid = None
+    if endpoint_uuid is not None:
+        found = queryset.filter(uuid=endpoint_uuid).first()
+        if found is None:
+            raise TestEndpointNotFound()
+        return found
+
+    def first(rows) -> Endpoint | None:
+        rows = list(rows)
+        rows.sort(key=lambda e: (METHOD_ORDER.get(e.method, 99), e.host.name))
+        return rows[0] if rows else None
+
+    path = endpoint if endpoint.startswith("/") else f"/{endpoint}"
+    candidates = {path, path.rstrip("/") or "/"}
+    found = first(queryset.filter(path__in=candidates))
+    if found is not None:
+        return found
+    wanted = _segments(path)
+    best: list[Endpoint] = []
+    best_literal = -1
+    for row in queryset.filter(num_segments=len(wanted)).only(
+        "uuid", "path", "method", "num_literal_segments", "host__name"
+    ):
+        pattern = _segments(row.path)
+        if len(pattern) != len(wanted):
+            continue
+        if all(is_param_segment(p) or p == w for p, w in zip(pattern, wanted, strict=True)):
+            literal = sum(1 for p in pattern if not is_param_segment(p))
+            if literal > best_literal:
+                best, best_literal = [row], literal
+            elif literal == best_literal:
+                best.append(row)
+    found = first(best)
+    if found is None:
+        raise TestEndpointNotFound()
+    return Endpoint.objects.select_related("host").get(uuid=found.uuid)
+
+
+def _candidates(template_name: str | None, version: int | None) -> list[SecurityTemplate]:
+    if template_name is None:
+        return templates_by_priority()
+    template = template_get(template_name, version)
+    return [template] if template else []
+
+
+def test_generate(*, endpoint: Endpoint, template_name: str | None = None, version: int | None = None,
+                  profile: EndpointProfile | None = None, context: GenerationContext | None = None) -> dict:
+    """Generate one test for an endpoint: with the named template (and version), or with the
+    first applicable template in DECISIONS §8 order. Never raises for the endpoint's data:
+    a template that fails on it is logged and skipped.
+
+    Returns ``{success: True, templateName, templateVersion, test}`` or
+    ``{success: False, msg: "No suitable test template found"}``.
+    """
+    profile = profile or profile_load(endpoint=endpoint)
+    context = context or GenerationContext.from_settings()
+    for template in _candidates(template_name, version):
+        if not template.applies(profile):
+            continue
+        try:
+            test = template.generate(profile, context)
+        except Exception:  # a template bug on unusual traffic must not fail the route
+            logger.exception("Template %s v%s failed on endpoint %s", template.name, template.version, endpoint.uuid)
+            continue
+        return {"success": True, "templateName": template.name, "templateVersion": template.version, "test": test}
+    return {"success": False, "msg": NO_TEMPLATE}
+
+
+def tests_generate_for_host(*, host: str, template_name: str | None = None,
+                            version: int | None = None) -> list[dict[str, Any]]:
+    """One result per endpoint of the host (ordered by path, then method), each carrying
+    ``endpoint`` and ``method``; a failed item is ``{success: false, endpoint, method, msg}``.
+    An unknown host has no endpoints: ``[]``. A fixed number of queries.
+    """
+    host_row = Host.objects.filter(name__iexact=host).first()
+    if host_row is None:
+        return []
+    endpoints = sorted(
+        Endpoint.objects.filter(host=host_row).select_related("host"),
+        key=lambda e: (e.path, METHOD_ORDER.get(e.method, 99)),
+    )
+    profiles = profiles_load(endpoints=endpoints, host_id=host_row.id)
+    context = GenerationContext.from_settings()
+    items = []
+    for endpoint in endpoints:
+        result = test_generate(endpoint=endpoint, template_name=template_name, version=version,
+                               profile=profiles[endpoint.uuid], context=context)
+        if result["success"]:
+            items.append({**result, "endpoint": endpoint.path, "method": endpoint.method})
+        else:
+            items.append({"success": False, "endpoint": endpoint.path, "method": endpoint.method, "msg": result["msg"]})
+    return items
+
+
+# Named like tests, but they are services: keep pytest from collecting them where imported.
+test_generate.__test__ = False
+tests_generate_for_host.__test__ = False

@@ -1,0 +1,177 @@
+"""Test runs: collect tests, run them against the testing environment, record the outcome.
+
+Used by the API (``POST /testing/runs``: a run in the Celery worker) and by
+``manage.py run_security_tests`` (a run in the command's process). Tests are
+sent outside any database transaction; results are written in one.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from functools import partial
+
+from django.db import transaction
+from django.utils import timezone
+
+from core.errors import ConflictError
+from inventory.models import Host
+
+from ..models import TestRun, TestRunResult
+from ..runner import TestResult, tests_run
+from .environment import AuthTokenUnreadable, RunEnvironment, run_environment_load
+from .generation import endpoint_find, test_generate, tests_generate_for_host
+
+logger = logging.getLogger(__name__)
+
+NO_ENVIRONMENT = "No testing environment configured."
+# A PENDING run older than this lost its message (broker restart): enqueue it again.
+REENQUEUE_AFTER = timedelta(minutes=2)
+
+
+def tests_collect(*, host: str | None = None, endpoint: str | None = None, method: str | None = None,
+                  template_name: str | None = None, version: int | None = None) -> tuple[list[dict], int]:
+    """Generate the tests a run covers: one endpoint (``endpoint``, narrowed by host/method),
+    every endpoint of ``host``, or every endpoint of every host. Returns the tests and the
+    number of endpoints without a suitable template. Raises ``TestEndpointNotFound``."""
+    options = {"template_name": template_name, "version": version}
+    if endpoint:
+        results = [test_generate(endpoint=endpoint_find(endpoint=endpoint, host=host, method=method), **options)]
+    else:
+        hosts = [host] if host else list(
+            Host.objects.filter(endpoints__isnull=False).distinct().order_by("name").values_list("name", flat=True))
+        results = [item for name in hosts for item in tests_generate_for_host(host=name, **options)]
+    tests = [r["test"] for r in results if r.get("success")]
+    return tests, len(results) - len(tests)
+
+
+def _environment_or_conflict() -> RunEnvironment:
+    try:
+        environment = run_environment_load()
+    except AuthTokenUnreadable as exc:
+        raise ConflictError(str(exc)) from exc
+    if environment is None:
+        raise ConflictError(NO_ENVIRONMENT)
+    return environment
+
+
+def test_run_start(*, host: str | None = None, endpoint: str | None = None, method: str | None = None,
+                   template_name: str | None = None, version: int | None = None) -> TestRun:
+    """Create a PENDING run and hand it to the worker after commit.
+
+    Raises ``ConflictError`` (409) without a usable testing environment and
+    ``TestEndpointNotFound`` (SPEC's 404 body) for an unknown endpoint; nothing is written then.
+    """
+    environment = _environment_or_conflict()
+    if endpoint:
+        endpoint_find(endpoint=endpoint, host=host, method=method)
+    from ..tasks import test_run_execute_task
+
+    with transaction.atomic():
+        run = TestRun.objects.create(
+            source=TestRun.Source.API, host=host or "", endpoint=endpoint or "", method=method or "",
+            template_name=template_name or "", template_version=version, base_url=environment.base_url,
+        )
+        transaction.on_commit(partial(test_run_execute_task.delay, str(run.uuid)))
+    logger.info("Test run %s queued", run.uuid)
+    return run
+
+
+def test_run_execute(*, run_id, environ: Mapping[str, str] | None = None) -> TestRun | None:
+    """Run a PENDING run (the worker's side). A second call for the same run does nothing
+    (the run is claimed with a conditional update); a run that is gone is ignored."""
+    claimed = TestRun.objects.filter(uuid=run_id, status=TestRun.Status.PENDING).update(
+        status=TestRun.Status.RUNNING, started_at=timezone.now())
+    if not claimed:
+        return None
+    run = TestRun.objects.get(uuid=run_id)
+    try:
+        environment = _environment_or_conflict()
+        tests, not_generated = tests_collect(
+            host=run.host or None, endpoint=run.endpoint or None, method=run.method or None,
+            template_name=run.template_name or None, version=run.template_version)
+    except Exception as exc:  # the endpoint was deleted, the environment removed...
+        message = getattr(exc, "body", None)
+        test_run_fail(run=run, error=message if isinstance(message, str) else (
+            message.get("msg") if isinstance(message, dict) else "The run could not start."))
+        logger.info("Test run %s failed to start (%s)", run.uuid, type(exc).__name__)
+        return run
+    try:
+        results = tests_run(tests=tests, environment=environment, environ=environ)
+    except Exception:
+        logger.exception("Test run %s stopped on an unexpected error", run.uuid)
+        test_run_fail(run=run, error="The run stopped on an unexpected error.")
+        return run
+    test_run_record(run=run, results=results, not_generated=not_generated)
+    return run
+
+
+def test_run_fail(*, run: TestRun, error: str) -> None:
+    TestRun.objects.filter(uuid=run.uuid).update(status=TestRun.Status.FAILED, error=error,
+                                                 finished_at=timezone.now())
+    run.refresh_from_db()
+
+
+def test_run_record(*, run: TestRun, results: list[TestResult], not_generated: int = 0) -> TestRun:
+    """Store the results of a run and close it DONE, in one transaction."""
+    with transaction.atomic():
+        TestRunResult.objects.filter(run=run).delete()
+        TestRunResult.objects.bulk_create([
+            TestRunResult(
+                run=run, position=position, test_id=r.test_id[:64], name=r.name[:2048], template_name=r.template[:64],
+                host=r.host[:255], method=r.method[:10], endpoint=r.endpoint[:2048], outcome=r.outcome,
+                message=r.message, num_requests=r.num_sent, duration_ms=round(r.duration_ms, 1),
+                checks=[{"description": a.description, "outcome": a.outcome, "message": a.message,
+                         "precondition": a.precondition} for a in r.assertions],
+            )
+            for position, r in enumerate(results)
+        ])
+        run.status = TestRun.Status.DONE
+        run.num_tests = len(results)
+        run.num_passed = sum(r.outcome == TestRunResult.Outcome.PASSED for r in results)
+        run.num_failed = sum(r.outcome == TestRunResult.Outcome.FAILED for r in results)
+        run.num_errors = sum(r.outcome == TestRunResult.Outcome.ERROR for r in results)
+        run.num_not_generated = not_generated
+        run.finished_at = timezone.now()
+        run.save()
+    logger.info("Test run %s done: %d passed, %d failed, %d errors", run.uuid, run.num_passed, run.num_failed,
+                run.num_errors)
+    return run
+
+
+def test_run_cli(*, environment: RunEnvironment, tests: list[dict], not_generated: int, options: dict,
+                 environ: Mapping[str, str], verify_tls: bool,
+                 on_result: Callable[[int, TestResult], None] | None = None) -> tuple[TestRun, list[TestResult]]:
+    """A run of the command: recorded like API runs (source CLI), run in this process."""
+    run = TestRun.objects.create(
+        source=TestRun.Source.CLI, status=TestRun.Status.RUNNING, started_at=timezone.now(),
+        host=options.get("host") or "", endpoint=options.get("endpoint") or "", method=options.get("method") or "",
+        template_name=options.get("type") or "", template_version=options.get("template_version"),
+        base_url=environment.base_url,
+    )
+    results = tests_run(tests=tests, environment=environment, environ=environ, verify_tls=verify_tls,
+                        on_result=on_result)
+    return test_run_record(run=run, results=results, not_generated=not_generated), results
+
+
+def test_runs_sweep(*, stale_after: timedelta) -> dict[str, int]:
+    """Close runs whose worker was lost (RUNNING longer than ``stale_after``: FAILED) and
+    enqueue again runs whose message was lost (PENDING for more than two minutes)."""
+    from ..tasks import test_run_execute_task
+
+    now = timezone.now()
+    lost = TestRun.objects.filter(status=TestRun.Status.RUNNING, started_at__lt=now - stale_after).update(
+        status=TestRun.Status.FAILED, error="The run did not finish (worker lost or time limit reached).",
+        finished_at=now)
+    pending = list(TestRun.objects.filter(status=TestRun.Status.PENDING, created_at__lt=now - REENQUEUE_AFTER,
+                                          source=TestRun.Source.API).values_list("uuid", flat=True)[:100])
+    for run_id in pending:
+        test_run_execute_task.delay(str(run_id))
+    if lost or pending:
+        logger.info("Test run sweep: %d lost, %d enqueued again", lost, len(pending))
+    return {"lost": lost, "requeued": len(pending)}
+
+
+for _service in (test_run_start, test_run_execute, test_run_fail, test_run_record, test_run_cli, test_runs_sweep,
+                 tests_collect):
+    _service.__test__ = False

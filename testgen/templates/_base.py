@@ -1,0 +1,175 @@
+"""Building blocks of security test templates: the base class, the registry, request and
+assertion builders.
+
+A template turns an :class:`~testgen.profile.EndpointProfile` into a TestConfig (SPEC
+"TestConfig"), a plain JSON-able dict. The TestConfig extensions used here are
+documented in ``docs/testgen.md``: per request ``method``, ``url``, ``omitHeaders``,
+``repeat``, ``stopWhenStatus``, ``timeout``, ``payload``, ``optional``,
+``skipIfEquals``; per assertion ``request``, ``aggregate``, ``compare``,
+``ignoreCase``, ``otherwise``, ``description``.
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+from django.conf import settings
+
+from ..profile import EndpointProfile, Input, body_with
+
+# uuid5 namespace of generated test ids: the same endpoint, template and version
+# always give the same test id.
+TEST_ID_NAMESPACE = uuid.UUID("5b0c7a4e-8f3a-4d2b-9a51-3e0f6c2d7b19")
+# Characters left as they are in path segments (readability); the rest is percent-encoded.
+_PATH_SAFE = "-._~@:+,;=!$'()*"
+_UNSET = object()
+
+
+@dataclass(frozen=True)
+class GenerationContext:
+    """Knobs of the templates, from settings."""
+
+    sqli_delay_seconds: int
+    rate_limit_burst: int
+    max_inputs: int
+
+    @classmethod
+    def from_settings(cls) -> GenerationContext:
+        return cls(
+            sqli_delay_seconds=settings.TESTGEN_SQLI_DELAY_SECONDS,
+            rate_limit_burst=settings.TESTGEN_RATE_LIMIT_BURST,
+            max_inputs=settings.TESTGEN_MAX_INPUTS,
+        )
+
+
+class SecurityTemplate:
+    """A kind of security test. Subclass, set the class attributes, implement
+    :meth:`applies` and :meth:`generate`, decorate with :func:`register`.
+
+    ``priority`` orders automatic selection (lowest first); DECISIONS §8 fixes the
+    order of the built-ins: BOLA 10, AUTH_BYPASS 20, MASS_ASSIGNMENT 30,
+    SQL_INJECTION 40, XSS 50, RATE_LIMIT 60.
+    """
+
+    name: ClassVar[str]
+    version: ClassVar[int] = 1
+    priority: ClassVar[int]
+    title: ClassVar[str]
+
+    def applies(self, profile: EndpointProfile) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def generate(self, profile: EndpointProfile, context: GenerationContext) -> dict:  # pragma: no cover
+        raise NotImplementedError
+
+    # --- helpers for subclasses -------------------------------------------------
+    def test_config(self, profile: EndpointProfile, *, description: str, requests: list[dict],
+                    assertions: list[dict]) -> dict:
+        """A TestConfig with SPEC's fields first, then the identifying extensions."""
+        return {
+            "id": str(uuid.uuid5(TEST_ID_NAMESPACE, f"{profile.uuid}:{self.name}:{self.version}")),
+            "name": f"{self.title}: {profile.method} {profile.path}",
+            "description": description,
+            "endpoint": profile.path,
+            "method": profile.method,
+            "requests": requests,
+            "assertions": assertions,
+            "host": profile.host,
+            "endpointId": profile.uuid,
+            "templateName": self.name,
+            "templateVersion": self.version,
+        }
+
+
+_REGISTRY: dict[str, dict[int, SecurityTemplate]] = {}
+
+
+def register(cls: type[SecurityTemplate]) -> type[SecurityTemplate]:
+    """Class decorator adding a template (one name may have several versions)."""
+    versions = _REGISTRY.setdefault(cls.name, {})
+    if cls.version in versions:
+        raise RuntimeError(f"Template {cls.name} version {cls.version} is registered twice.")
+    versions[cls.version] = cls()
+    return cls
+
+
+def registry() -> dict[str, dict[int, SecurityTemplate]]:
+    return _REGISTRY
+
+
+# --- requests ----------------------------------------------------------------------
+
+@lru_cache(maxsize=4096)
+def _segment(segment: str) -> str:
+    return segment if (segment.startswith("{{") and segment.endswith("}}")) else quote(segment, safe=_PATH_SAFE)
+
+
+def path_url(segments: list[str]) -> str:
+    """``{{baseUrl}}`` followed by the segments, each percent-encoded unless it is a placeholder."""
+    return "{{baseUrl}}/" + "/".join(_segment(str(s)) for s in segments)
+
+
+def auth_headers(profile: EndpointProfile) -> dict[str, str]:
+    """The test user's credentials, in the header the endpoint's traffic used."""
+    return {profile.credential_header: "{{authToken}}"} if profile.is_authenticated else {}
+
+
+def build_request(profile: EndpointProfile, description: str, *, segments: list[str] | None = None,
+                  query: dict[str, str] | None = None, body: Any = _UNSET, headers: dict[str, str] | None = None,
+                  method: str | None = None, **extensions: Any) -> dict:
+    """A TestRequest: the endpoint's example request with the given parts replaced.
+
+    ``headers=None`` sends the test user's credentials (authenticated endpoints);
+    pass a dict to choose exactly. The example body is sent for methods with a body.
+    """
+    method = method or profile.method
+    request: dict[str, Any] = {
+        "description": description,
+        "method": method,
+        "url": path_url(profile.segments if segments is None else segments),
+    }
+    all_headers = dict(auth_headers(profile) if headers is None else headers)
+    if body is _UNSET:
+        body = profile.body if method in ("POST", "PUT", "PATCH", "DELETE") else None
+    if body is not None and profile.body_format == "json":
+        all_headers.setdefault("Content-Type", "application/json")
+    elif body is not None and profile.body_format == "form":
+        all_headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
+    elif body is not None:
+        all_headers.setdefault("Content-Type", "text/plain")
+    if all_headers:
+        request["headers"] = all_headers
+    query = profile.query if query is None else query
+    if query:
+        request["queryParams"] = {k: str(v) for k, v in query.items()}
+    if body is not None:
+        request["body"] = body
+    request.update({k: v for k, v in extensions.items() if v is not None})
+    return request
+
+
+def request_with_input(profile: EndpointProfile, description: str, item: Input, value: Any, **extensions: Any) -> dict:
+    """The example request with one input replaced by ``value``."""
+    if item.location == "path":
+        segments = list(profile.segments)
+        segments[item.key] = str(value)
+        return build_request(profile, description, segments=segments, **extensions)
+    if item.location == "query":
+        return build_request(profile, description, query={**profile.query, item.name: str(value)}, **extensions)
+    return build_request(profile, description, body=body_with(profile.body, item.key, value), **extensions)
+
+
+def input_label(item: Input) -> str:
+    return {"path": "path parameter", "query": "query parameter", "body": "body field"}[item.location] + f" '{item.name}'"
+
+
+# --- assertions --------------------------------------------------------------------
+
+def assertion(type: str, condition: str, value: Any = None, field: str = "", **extensions: Any) -> dict:
+    """An Assertion with SPEC's four fields always present, then the extensions given."""
+    result = {"type": type, "field": field, "condition": condition, "value": value}
+    result.update({k: v for k, v in extensions.items() if v is not None})
+    return result

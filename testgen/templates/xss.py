@@ -1,0 +1,60 @@
+"""XSS: reflected script payloads must not come back unescaped.
+
+Each string input (query parameters, string body fields, non-numeric path
+parameters; at most ``TESTGEN_MAX_INPUTS``) is sent with three payloads
+(``<script>``, ``<img onerror>`` after ``">``, ``<svg onload>``). No answer, whatever its
+content type (HTML, JSON, text), may contain a payload's markup verbatim:
+HTML-escaped (``&lt;script&gt;``) or JSON-escaped (``\\u003cscript\\u003e``)
+reflections pass. The checked markup has no ``"``, ``'``, ``\\`` or ``/``, so JSON
+string encoding alone does not hide a reflection (and no quote breaks an
+SQL-injectable query before the reflection happens). Checking every answer
+for every payload also catches one request's payload stored and shown in a
+later answer.
+"""
+from __future__ import annotations
+
+from ..profile import EndpointProfile, Input
+from ._base import GenerationContext, SecurityTemplate, assertion, input_label, register, request_with_input
+
+MARKER = "31337"
+# (payload sent, markup that must not come back verbatim). No quote in the script part:
+# a quote could break an SQL-injectable query before the reflection happens.
+PAYLOADS = (
+    (f"<script>alert({MARKER})</script>", f"<script>alert({MARKER})"),
+    (f'"><img src=x onerror=alert({MARKER})>', f"<img src=x onerror=alert({MARKER})>"),
+    (f"<svg onload=alert({MARKER})>", f"<svg onload=alert({MARKER})>"),
+)
+
+
+def string_inputs(profile: EndpointProfile) -> list[Input]:
+    return [i for i in profile.inputs if i.is_string and not (i.location == "path" and i.looks_numeric)]
+
+
+@register
+class Xss(SecurityTemplate):
+    name = "XSS"
+    version = 1
+    priority = 50
+    title = "Cross-site scripting"
+
+    def applies(self, profile: EndpointProfile) -> bool:
+        return bool(string_inputs(profile))
+
+    def generate(self, profile: EndpointProfile, context: GenerationContext) -> dict:
+        inputs = string_inputs(profile)[: context.max_inputs]
+        requests = [
+            request_with_input(profile, f"{input_label(item)}: {payload}", item, payload, payload=payload)
+            for item in inputs
+            for payload, _ in PAYLOADS
+        ]
+        names = ", ".join(f"{i.location}:{i.name}" for i in inputs)
+        return self.test_config(
+            profile,
+            description=(
+                f"{profile.method} {profile.path}: script payloads in string inputs ({names}) must not be "
+                "reflected unescaped in any answer."
+            ),
+            requests=requests,
+            assertions=[assertion("body", "notContains", [markup for _, markup in PAYLOADS],
+                                  description="No payload comes back unescaped")],
+        )

@@ -1,0 +1,121 @@
+"""Existing Metlo agents, installed from PyPI unchanged, feed our inventory.
+
+Each case builds (once, cached under ``var/agent-venvs``) a virtualenv with the
+agent and a tiny Flask or Django app, runs the app under gunicorn with the
+agent's middleware pointed at our live server, sends a few requests, and checks
+through our own API that the endpoints, fields and classes appeared, analysed
+by a real Celery worker on Redis.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from tests.inventory.ingest_support import seeded_transactional_db  # noqa: F401 (fixture)
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+HARNESS = Path(__file__).parent / "metlo"
+VENVS = Path(settings.VAR_DIR) / "agent-venvs"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def agent_venv(version: str) -> Path:
+    """A virtualenv holding metlo==version and the tiny apps' stack, built once."""
+    venv = VENVS / version
+    if not (venv / ".ready").exists():
+        VENVS.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["rm", "-rf", str(venv)], check=True)
+        subprocess.run(["bash", str(HARNESS / "make_env.sh"), str(venv), version], check=True, timeout=600)
+        (venv / ".ready").touch()
+    return venv
+
+
+@pytest.fixture
+def worker(seeded_transactional_db):  # noqa: F811
+    """A real ``celery -A config worker`` on the test database and Redis."""
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "REDIS_URL": settings.CELERY_BROKER_URL,
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--concurrency", "1", "--loglevel", "WARNING",
+         "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        cwd=ROOT, env=env, start_new_session=True,
+    )
+    yield process
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def wait_for(predicate, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if result := predicate():
+            return result
+        time.sleep(0.2)
+    return predicate()
+
+
+def run_agent_app(*, kind: str, version: str, framework: str, server_url: str, key: str) -> dict:
+    venv = agent_venv(version)
+    result = subprocess.run(
+        [sys.executable, str(HARNESS / "run_agent_app.py"), "--venv", str(venv), "--kind", kind,
+         "--framework", framework, "--collector-url", server_url, "--api-key", key, "--port", str(_free_port())],
+        capture_output=True, text=True, timeout=180,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize(
+    ("kind", "version", "framework"),
+    [("v1", "0.0.17", "django"), ("v1", "0.0.17", "flask"), ("v2", "0.1.5", "flask")],
+)
+def test_metlo_agent_traffic_appears_in_the_inventory(live_server, worker, client, api_key, kind, version, framework):
+    summary = run_agent_app(kind=kind, version=version, framework=framework, server_url=live_server.url, key=api_key)
+    assert [r["status"] for r in summary["requests"]] == [r["expected"] for r in summary["requests"]]
+
+    def endpoints():
+        response = client.get("/api/v1/endpoints", {"limit": 50})
+        assert response.status_code == 200
+        found = {(e["method"], e["path"]) for e in response.json()}
+        return found if {("GET", "/users/{param1}"), ("POST", "/login"), ("GET", "/search")} <= found else None
+
+    found = wait_for(endpoints)
+    assert found, client.get("/api/v1/endpoints", {"limit": 50}).json()
+    # The 404 answer created nothing.
+    assert not any("does-not-exist" in path for _, path in found)
+
+    listed = {(e["method"], e["path"]): e for e in client.get("/api/v1/endpoints", {"limit": 50}).json()}
+    user = listed[("GET", "/users/{param1}")]
+    assert user["host"] in {"127.0.0.1", "localhost"}
+    detail = client.get(f"/api/v1/endpoint/{user['uuid']}").json()
+    fields = {(f["dataSection"], f["dataPath"]): f for f in detail["dataFields"]}
+    # The response body's user.email is a classified field whichever agent reported it.
+    assert "email" in fields[("RESPONSE_BODY", "user.email")]["dataClasses"]
+    assert "email" in user["dataClasses"]
+    assert user["riskScore"] == "MEDIUM"

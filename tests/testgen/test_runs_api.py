@@ -1,0 +1,174 @@
+"""Test runs: POST /testing/runs queues a run for the worker; GET reads runs and their results."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.utils import timezone
+
+from testgen.models import TestRun, TestRunResult
+from testgen.services import test_run_execute, test_runs_sweep
+from tests.testgen.conftest import SHOP, run_command
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_templates")]
+RUNS = "/api/v1/testing/runs"
+
+
+def start(client, body: dict, django_capture_on_commit_callbacks) -> tuple[dict, list]:
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.post(RUNS, body, format="json")
+    assert response.status_code == 202, response.content
+    return response.json(), callbacks
+
+
+class TestStart:
+    def test_missing_key_is_client_unauthorized(self, anon_client):
+        for response in (anon_client.post(RUNS, {}, format="json"), anon_client.get(RUNS),
+                         anon_client.get(f"{RUNS}/{uuid.uuid4()}")):
+            assert (response.status_code, response.json()) == (401, "Client unauthorized")
+        assert not TestRun.objects.exists()
+
+    def test_without_environment_it_is_a_conflict(self, client, shop):
+        response = client.post(RUNS, {"host": SHOP}, format="json")
+        assert (response.status_code, response.json()) == (409, "No testing environment configured.")
+        assert not TestRun.objects.exists()
+
+    def test_unknown_endpoint_is_could_not_find_endpoint(self, client, shop, set_env):
+        set_env("http://127.0.0.1:9")
+        response = client.post(RUNS, {"endpoint": "/api/nothing"}, format="json")
+        assert (response.status_code, response.json()) == (404, {"success": False, "msg": "Could not find endpoint."})
+        assert not TestRun.objects.exists()
+
+    @pytest.mark.parametrize(("body", "path"), [({"type": "CSRF"}, ["type"]), ({"method": "FETCH"}, ["method"]),
+                                                 ({"version": 1}, ["version"]), ({"host": ["a"]}, ["host"])])
+    def test_bad_input_is_a_validation_error(self, client, shop, set_env, body, path):
+        set_env("http://127.0.0.1:9")
+        response = client.post(RUNS, body, format="json")
+        assert response.status_code == 400
+        assert response.json()["err"]["issues"][0]["path"] == path
+        assert not TestRun.objects.exists()
+
+    def test_a_run_is_queued_for_the_worker(self, client, shop, set_env, django_capture_on_commit_callbacks):
+        set_env("http://127.0.0.1:9")
+        body, callbacks = start(client, {"host": SHOP, "type": "XSS"}, django_capture_on_commit_callbacks)
+        assert body["status"] == "PENDING"
+        assert (body["source"], body["host"], body["type"], body["endpoint"]) == ("API", SHOP, "XSS", None)
+        assert body["baseUrl"] == "http://127.0.0.1:9"
+        assert len(callbacks) == 1
+        assert TestRun.objects.get().status == TestRun.Status.PENDING
+
+
+class TestExecution:
+    def test_worker_side_runs_and_records_results(self, client, shop, serve, set_env,
+                                                  django_capture_on_commit_callbacks):
+        set_env(serve(vulnerable=True).base_url)
+        body, _ = start(client, {"host": SHOP, "type": "XSS"}, django_capture_on_commit_callbacks)
+        run = test_run_execute(run_id=body["uuid"])
+        assert run.status == TestRun.Status.DONE
+        assert test_run_execute(run_id=body["uuid"]) is None  # a duplicate message does nothing
+
+        detail = client.get(f"{RUNS}/{body['uuid']}").json()
+        assert (detail["status"], detail["numTests"], detail["numPassed"], detail["numFailed"], detail["numErrors"],
+                detail["numNotGenerated"]) == ("DONE", 4, 1, 3, 0, 2)
+        by_endpoint = {(r["method"], r["endpoint"]): r for r in detail["results"]}
+        search = by_endpoint[("GET", "/api/search")]
+        assert (search["outcome"], search["templateName"], search["numRequests"]) == ("FAILED", "XSS", 3)
+        assert search["checks"] == [{
+            "description": "No payload comes back unescaped", "outcome": "failed", "precondition": False,
+            "message": "request 0 (query parameter 'q': <script>alert(31337)</script>): body contains "
+                       "<script>alert(31337)",
+        }]
+        assert by_endpoint[("POST", "/api/login")]["outcome"] == "PASSED"
+        assert TestRunResult.objects.filter(run_id=body["uuid"]).count() == 4
+
+    def test_a_run_whose_endpoint_was_deleted_fails(self, client, shop, set_env, django_capture_on_commit_callbacks):
+        set_env("http://127.0.0.1:9")
+        body, _ = start(client, {"endpoint": "/api/search"}, django_capture_on_commit_callbacks)
+        shop["search"].delete()
+        run = test_run_execute(run_id=body["uuid"])
+        assert (run.status, run.error) == (TestRun.Status.FAILED, "Could not find endpoint.")
+
+    def test_sweep_closes_lost_runs_and_requeues_forgotten_ones(self, set_env, django_capture_on_commit_callbacks,
+                                                               monkeypatch):
+        old = timezone.now() - timedelta(hours=3)
+        lost = TestRun.objects.create(status=TestRun.Status.RUNNING, started_at=old, created_at=old)
+        forgotten = TestRun.objects.create(status=TestRun.Status.PENDING, created_at=old)
+        fresh = TestRun.objects.create(status=TestRun.Status.PENDING)
+        sent = []
+        monkeypatch.setattr("testgen.tasks.test_run_execute_task.delay", sent.append)
+        assert test_runs_sweep(stale_after=timedelta(hours=1)) == {"lost": 1, "requeued": 1}
+        lost.refresh_from_db()
+        assert lost.status == TestRun.Status.FAILED
+        assert sent == [str(forgotten.uuid)]
+        assert TestRun.objects.get(uuid=fresh.uuid).status == TestRun.Status.PENDING
+
+
+class TestRead:
+    def test_list_is_newest_first_with_a_total(self, client):
+        now = timezone.now()
+        runs = [TestRun.objects.create(created_at=now - timedelta(minutes=i)) for i in range(3)]
+        response = client.get(RUNS, {"limit": 2})
+        assert response.status_code == 200
+        assert [r["uuid"] for r in response.json()] == [str(runs[0].uuid), str(runs[1].uuid)]
+        assert response["X-Total-Count"] == "3"
+        assert "results" not in response.json()[0]
+
+    def test_bad_paging_is_a_validation_error(self, client):
+        assert client.get(RUNS, {"limit": 501}).json()["err"]["issues"][0]["code"] == "too_big"
+
+    @pytest.mark.parametrize("run_id", [str(uuid.uuid4()), "not-a-uuid"])
+    def test_unknown_run_does_not_exist(self, client, run_id):
+        response = client.get(f"{RUNS}/{run_id}")
+        assert (response.status_code, response.json()) == (404, "Test run does not exist.")
+
+    def test_command_runs_are_recorded_too(self, client, shop, serve, set_env):
+        set_env(serve(vulnerable=False).base_url)
+        status, output = run_command("--endpoint", "/api/search", "--type", "SQL_INJECTION")
+        assert status == 0
+        run = TestRun.objects.get()
+        assert (run.source, run.status, run.num_passed, run.endpoint) == ("CLI", "DONE", 1, "/api/search")
+        assert f"Recorded as test run {run.uuid}" in output
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_runs_a_queued_run(client, shop, serve, set_env):
+    """POST /testing/runs, a Celery worker process picks the run up from Redis and records it."""
+    set_env(serve(vulnerable=True).base_url)
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test",
+           "DATABASE_URL": _database_url(), "REDIS_URL": settings.CELERY_BROKER_URL,
+           "TESTGEN_SQLI_DELAY_SECONDS": "1"}
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo", "--loglevel", "WARNING",
+         "-Q", "celery", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        cwd=Path(settings.BASE_DIR), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        response = client.post(RUNS, {"endpoint": "/api/search", "type": "SQL_INJECTION"}, format="json")
+        assert response.status_code == 202
+        run_id = response.json()["uuid"]
+        deadline = time.monotonic() + 60
+        detail = {}
+        while time.monotonic() < deadline:
+            detail = client.get(f"{RUNS}/{run_id}").json()
+            if detail["status"] in ("DONE", "FAILED"):
+                break
+            time.sleep(0.3)
+        assert detail["status"] == "DONE", detail
+        assert (detail["numTests"], detail["numFailed"]) == (1, 1)
+        assert detail["results"][0]["templateName"] == "SQL_INJECTION"
+    finally:
+        worker.terminate()
+        worker.wait(timeout=20)
+
+
+def _database_url() -> str:
+    db = settings.DATABASES["default"]
+    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"

@@ -1,0 +1,159 @@
+"""Fan-out: alerts and their pending deliveries are written together; sending starts after commit."""
+from __future__ import annotations
+
+import pytest
+from django.db import transaction
+
+from core.enums import AlertType
+from detections.models import Alert
+from detections.services import AlertCandidate, alerts_raise
+from tests.factories import EndpointFactory, HostFactory
+from webhooks.models import Webhook, WebhookDelivery, WebhookRun
+from webhooks.services import delivery_attempt, deliveries_sweep, runs_prune
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def endpoint():
+    return EndpointFactory(host=HostFactory(name="a.example.com"), path="/users/{param1}")
+
+
+def pii(endpoint, field="email") -> AlertCandidate:
+    return AlertCandidate(endpoint.uuid, AlertType.PII_DATA,
+                          f"Sensitive data of type email has been detected in field '{field}' of Response Body.")
+
+
+def test_one_pending_delivery_per_matching_webhook_enqueued_after_commit(endpoint, django_capture_on_commit_callbacks):
+    every = Webhook.objects.create(url="http://127.0.0.1:9/a")
+    pii_only = Webhook.objects.create(url="http://127.0.0.1:9/b", alert_types=["PII Data Detected"])
+    Webhook.objects.create(url="http://127.0.0.1:9/c", alert_types=["Basic Authentication Detected"])
+    Webhook.objects.create(url="http://127.0.0.1:9/d", hosts=["b.example.com"])
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        [alert] = alerts_raise([pii(endpoint)])
+        # Inside the transaction: rows written, nothing enqueued yet.
+        assert WebhookDelivery.objects.filter(alert=alert).count() == 2
+
+    deliveries = WebhookDelivery.objects.filter(alert=alert)
+    assert {d.webhook_id for d in deliveries} == {every.uuid, pii_only.uuid}
+    assert {d.status for d in deliveries} == {"PENDING"}
+    assert len(callbacks) == 2
+    assert {c.keywords["delivery_id"] for c in callbacks} == {d.uuid for d in deliveries}
+
+
+def test_rolled_back_alert_leaves_no_delivery(endpoint):
+    Webhook.objects.create(url="http://127.0.0.1:9/a")
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        alerts_raise([pii(endpoint)])
+        raise RuntimeError("analysis failed later in the same transaction")
+
+    assert not Alert.objects.exists()
+    assert not WebhookDelivery.objects.exists()
+
+
+def test_no_webhooks_no_deliveries(endpoint, django_assert_max_num_queries):
+    with django_assert_max_num_queries(6):
+        alerts_raise([pii(endpoint, "a"), pii(endpoint, "b")])
+    assert Alert.objects.count() == 2
+    assert not WebhookDelivery.objects.exists()
+
+
+def test_fan_out_query_count_does_not_grow_with_alerts(endpoint):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    Webhook.objects.create(url="http://127.0.0.1:9/a")
+    Webhook.objects.create(url="http://127.0.0.1:9/b")
+    with CaptureQueriesContext(connection) as few:
+        alerts_raise([pii(endpoint, f"few{n}") for n in range(2)])
+    with CaptureQueriesContext(connection) as many:
+        alerts_raise([pii(endpoint, f"many{n}") for n in range(50)])
+
+    assert len(many) == len(few) <= 14
+    assert WebhookDelivery.objects.count() == 2 * 52
+
+
+def test_private_target_is_refused_at_send_without_the_switch(endpoint, settings):
+    # Created while the switch was on (or DNS pointed elsewhere); refused when it is sent.
+    hook = Webhook.objects.create(url="http://127.0.0.1:9/hook")
+    [alert] = alerts_raise([pii(endpoint)])
+    delivery = WebhookDelivery.objects.get(alert=alert)
+    settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = False
+
+    outcome = delivery_attempt(delivery_id=delivery.uuid)
+
+    assert outcome.retry_in is None
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("FAILED", 1)
+    [run] = hook.runs.all()
+    assert (run.ok, run.status_code) == (False, None)
+    assert run.msg.startswith("Target refused: 127.0.0.1 resolves to a loopback")
+
+
+def test_connection_failure_ends_the_delivery(endpoint, unused_port):
+    Webhook.objects.create(url=f"http://127.0.0.1:{unused_port}/hook", max_retries=3)
+    [alert] = alerts_raise([pii(endpoint)])
+    delivery = WebhookDelivery.objects.get(alert=alert)
+
+    outcome = delivery_attempt(delivery_id=delivery.uuid)
+
+    assert outcome.retry_in is None
+    delivery.refresh_from_db()
+    assert delivery.status == "FAILED"
+    [run] = WebhookRun.objects.filter(delivery=delivery)
+    assert (run.ok, run.status_code) == (False, None)
+    assert run.msg.startswith("Connection failed")
+
+
+def test_a_finished_delivery_is_not_sent_again(endpoint, unused_port):
+    Webhook.objects.create(url=f"http://127.0.0.1:{unused_port}/hook")
+    [alert] = alerts_raise([pii(endpoint)])
+    delivery = WebhookDelivery.objects.get(alert=alert)
+    delivery_attempt(delivery_id=delivery.uuid)
+
+    delivery_attempt(delivery_id=delivery.uuid)
+
+    assert WebhookRun.objects.filter(delivery=delivery).count() == 1
+
+
+def test_runs_prune_keeps_the_newest_ten_of_each_webhook():
+    hooks = [Webhook.objects.create(url=f"http://127.0.0.1:9/{n}") for n in range(2)]
+    for hook in hooks:
+        for n in range(13):
+            WebhookRun.objects.create(webhook=hook, ok=True, status_code=200, msg=str(n), payload={})
+
+    assert runs_prune() == 6
+
+    for hook in hooks:
+        assert sorted(int(m) for m in hook.runs.values_list("msg", flat=True)) == list(range(3, 13))
+
+
+def test_a_claim_lost_three_times_is_given_up(endpoint):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    hook = Webhook.objects.create(url="http://127.0.0.1:9/a")
+    [alert] = alerts_raise([pii(endpoint)])
+    delivery = WebhookDelivery.objects.get(alert=alert)
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        status="SENDING", claimed_at=timezone.now() - timedelta(minutes=5), reclaims=2, attempts=1
+    )
+
+    assert deliveries_sweep()["failed"] == 1
+
+    delivery.refresh_from_db()
+    assert delivery.status == "FAILED"
+    [run] = hook.runs.all()
+    assert run.msg.startswith("Given up")
+
+
+@pytest.fixture
+def unused_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

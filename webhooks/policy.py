@@ -1,0 +1,35 @@
+"""Delivery policy, in one place (SPEC.md "Events" and "Limits", DECISIONS §7)."""
+from datetime import timedelta
+
+# Whole-request timeout of one delivery attempt (SPEC: 250 ms).
+REQUEST_TIMEOUT = 0.250
+# Pause between attempts after a 5xx answer (SPEC: 500 ms).
+RETRY_DELAY = 0.500
+# Default and maximum number of retries after a 5xx answer (SPEC default 3; DECISIONS 0–10).
+DEFAULT_MAX_RETRIES = 3
+MAX_RETRIES_LIMIT = 10
+# Delivery attempts kept per webhook (SPEC: 10).
+RUNS_KEPT = 10
+# Characters of the error text or receiver's answer kept in an attempt record (DECISIONS §7).
+MSG_MAX_CHARS = 1000
+
+
+def should_retry(*, status_code: int | None, attempts_made: int, max_retries: int) -> bool:
+    """Only a 5xx answer is retried, and only while retries are left: ``max_retries`` retries
+    after the first attempt. A 4xx, a timeout, a connection failure or a refused target end it."""
+    return status_code is not None and 500 <= status_code <= 599 and attempts_made <= max_retries
+
+
+# --- the safety net (not in SPEC: what makes "nothing lost" hold) ---------------------------
+# A PENDING delivery whose message has not been acted on for this long is re-enqueued by the sweep
+# (broker lost the message, or enqueueing after commit failed).
+SWEEP_PENDING_AFTER = timedelta(seconds=30)
+# A SENDING claim older than this belongs to a worker that died mid-attempt: one attempt takes at
+# most REQUEST_TIMEOUT plus two short queries, so a minute is far beyond any live attempt.
+CLAIM_LEASE = timedelta(seconds=60)
+# A delivery whose worker died this many times is given up (FAILED) instead of looping.
+MAX_RECLAIMS = 3
+# Rows handled per sweep run.
+SWEEP_BATCH = 1000
+# Finished deliveries are kept this long (their attempts are in the runs history).
+FINISHED_KEPT = timedelta(days=7)
