@@ -129,6 +129,8 @@ def address_normalize(raw: object) -> str | None:
     """An IP address as text (zone and brackets dropped), or ``None`` when ``raw`` is not one."""
     if not isinstance(raw, str) or not raw:
         return None
+    if "," in raw:  # an X-Forwarded-For list ("client, proxy"): the client
+        raw = raw.split(",", 1)[0]
     return _address_normalize(raw)
 
 

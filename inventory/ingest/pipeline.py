@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from core.enums import DataSection
 from detections.services import alerts_raise
+from detections.specdiff import spec_diff_batch
 from inventory.models import IngestBatch
 
 from .alerts import AlertCollector
@@ -215,7 +216,10 @@ def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bo
     clock.lap("fields write")
     outcome.traces_stored = traces_store(rows)
     clock.lap("traces write")
-    outcome.alerts_raised = len(alerts_raise(_alerts(matched, results, fields).candidates()))
+    candidates = _alerts(matched, results, fields).candidates()
+    # Open API Spec Diff (detections.specdiff): every matched trace, before redaction.
+    candidates += spec_diff_batch([(endpoint, trace) for trace, endpoint in matched])
+    outcome.alerts_raised = len(alerts_raise(candidates))
     clock.lap("alerts")
     # ---- rows shared by every batch: last, just before commit
     fields.touch()
@@ -241,7 +245,8 @@ class _Clock:
 # ---------------------------------------------------------------- alerts
 
 def _alerts(matched, results, fields: FieldState) -> AlertCollector:
-    """The seven traffic rules of DECISIONS §6 over one analysis (see ``alerts.py``)."""
+    """The seven traffic rules of DECISIONS §6 over one analysis (see ``alerts.py``); the eighth,
+    Open API Spec Diff, is ``detections.specdiff.spec_diff_batch``."""
     alerts = AlertCollector()
     for endpoint in {ep for _, ep in matched if ep.created}:
         alerts.new_endpoint(endpoint)

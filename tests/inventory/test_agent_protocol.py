@@ -1,6 +1,7 @@
 """The Metlo agent protocol routes (DECISIONS §9): what the agents send is accepted, bad input is not."""
 import gzip
 import json
+import re
 
 import pytest
 from django.test import override_settings
@@ -60,8 +61,13 @@ def test_agent_config_lists_enabled_classes_only_and_custom_patterns_agents_can_
     assert "ip_address" not in items
     assert items["employee_badge"] == {"className": "employee_badge", "severity": "LOW",
                                        "regex": r"^EMP-\d{6}$", "keyRegex": None}
-    # Rust's regex crate has no lookaround: the agent gets the key regex only.
-    assert items["lookaround"]["regex"] is None and items["lookaround"]["keyRegex"] == "^secretish$"
+    # Rust's regex crate has no lookaround: the agent gets the key regex only, anchored for the
+    # full paths agents match it against (reqBody.user.secretish).
+    assert items["lookaround"]["regex"] is None
+    key_regex = items["lookaround"]["keyRegex"]
+    assert key_regex == r"(?:^|\.)(?:secretish$)"
+    assert re.search(key_regex, "reqBody.user.secretish") and re.search(key_regex, "secretish")
+    assert not re.search(key_regex, "reqBody.notsecretish")
 
 
 # ---------------------------------------------------------------- accepting what agents send

@@ -1,4 +1,6 @@
 """The seven traffic alert rules (DECISIONS §6), raised by the analysis, never twice while Open."""
+import json
+
 import pytest
 
 from core.enums import AlertStatus
@@ -118,3 +120,26 @@ def test_alerts_of_one_batch_are_not_duplicated(ingest):
                        response_body={"email": f"u{i}@example.com"}) for i in range(20)])
     assert Alert.objects.count() == len(set(Alert.objects.values_list("type", "description")))
     assert Alert.objects.filter(type="Sensitive Data in Query Params").count() == 1
+
+
+def test_open_api_spec_diff_is_checked_on_ingested_traffic(ingest):
+    from detections.specs import spec_create
+
+    spec = {
+        "openapi": "3.0.3", "info": {"title": "shop", "version": "1"},
+        "servers": [{"url": "https://shop.example.com/api"}],
+        "paths": {"/items/{id}": {"get": {
+            "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            "responses": {"200": {"description": "ok", "content": {
+            "application/json": {"schema": {"type": "object", "properties": {"id": {"type": "integer"}}}}}}}}}},
+    }
+    spec_create(name="shop", raw=json.dumps(spec).encode())
+    ingest(raw_trace(host="shop.example.com", path="/api/items/7", headers=AUTH, response_body={"id": 7}),
+           raw_trace(host="shop.example.com", path="/api/items/8", headers=AUTH, response_body={"id": "eight"}),
+           raw_trace(host="shop.example.com", path="/api/carts/1", headers=AUTH, response_body={}))
+    assert sorted(alerts("Open API Spec Diff")) == [
+        "Endpoint GET /api/carts/{param1} on shop.example.com is not documented in OpenAPI spec 'shop'.",
+        "Response body of GET /api/items/{param1} on shop.example.com (status 200) does not match OpenAPI spec "
+        "'shop': field 'id' is not of type integer.",
+    ]
+    assert Endpoint.objects.get(path="/api/items/{param1}").openapi_spec_name == "shop"

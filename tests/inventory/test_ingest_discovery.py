@@ -314,3 +314,8 @@ def test_internet_clients_are_not_recorded_as_callers_but_known_hosts_are(ingest
     ingest(raw_trace(host="api.example.com", path="/v1/items", source="93.184.216.34", destination="151.101.1.69"))
     assert list(EndpointCaller.objects.values_list("endpoint__host__name", "address")) == [
         ("api.example.com", "93.184.216.34")]
+
+
+def test_a_forwarded_for_list_as_source_names_the_client(ingest):
+    ingest(raw_trace(host="orders.internal", path="/orders/1", source="10.0.0.5, 10.0.0.1", destination="10.0.0.9"))
+    assert list(EndpointCaller.objects.values_list("address", flat=True)) == ["10.0.0.5"]
