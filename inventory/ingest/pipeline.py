@@ -28,6 +28,7 @@ from django.utils import timezone
 from classification.models import DataField
 from core.enums import RISK_RANK, DataSection
 from detections.services import alerts_raise
+from detections.specdiff import spec_diff_batch
 from inventory.models import (
     ApiTrace,
     Endpoint,
@@ -229,7 +230,10 @@ def traces_analyze(raw_traces: list, *, processed: bool, received_at: datetime) 
             alerts.pii(endpoint_id, section, path, name)
     for result, endpoint in results:
         _trace_alerts(result, endpoint, fields, alerts)
-    outcome.alerts_raised = len(alerts_raise(alerts.candidates()))
+    # Open API Spec Diff: the batch's responses compared with the uploaded specs of their hosts
+    # (one query when no host has a spec).
+    spec_diffs = spec_diff_batch((endpoint, result.trace) for result, endpoint in results)
+    outcome.alerts_raised = len(alerts_raise([*alerts.candidates(), *spec_diffs]))
     return outcome
 
 
