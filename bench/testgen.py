@@ -65,7 +65,7 @@ def fill(n: int) -> None:
             headers.append({"name": "Content-Type", "value": "application/json"})
             body = json.dumps({"name": "x", "email": "[REDACTED]", "age": 30} if kind == 1
                               else {"username": "u", "password": "[REDACTED]"})
-        for t in range(3):
+        for _ in range(3):
             traces.append(ApiTrace(endpoint=e, host=HOST, path=concrete, method=method, request_parameters=query,
                                    request_headers=headers, request_body=body, response_status=200,
                                    response_body='{"id": 1, "name": "x"}', created_at=now))

@@ -4,7 +4,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.enums import DataSection, RiskScore
-from inventory.api.fields import StrictCharField, TimestampField
+from core.fields import StrictCharField, TimestampField
 
 from .models import DataClass, DataField
 

@@ -245,7 +245,7 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
     if missing_in_env_headers:
         result.message = f"environment header needs {{{{{missing_in_env_headers[0]}}}}}, which is not set"
         return result
-    for record, request in zip(records, test["requests"]):
+    for record, request in zip(records, test["requests"], strict=True):
         missing = resolver.missing_env(request)
         if missing and request.get("optional"):
             record.skipped = f"optional; {{{{{missing[0]}}}}} is not set"
@@ -255,7 +255,7 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
 
     session = _session()
     try:
-        for record, request in zip(records, test["requests"]):
+        for record, request in zip(records, test["requests"], strict=True):
             if record.skipped:
                 continue
             _run_request(session, test, request, record, resolver, environment, env_headers, verify_tls)

@@ -5,6 +5,7 @@ import re
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import URLValidator
 from rest_framework import serializers
 
 from core.enums import HttpMethod
@@ -159,7 +160,8 @@ class BaseUrlField(serializers.URLField):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.validators = [_http_url]
+        # Keep the length and NUL-character checks; replace Django's URLValidator (no single-label hosts).
+        self.validators = [v for v in self.validators if not isinstance(v, URLValidator)] + [_http_url]
 
     def to_internal_value(self, data):
         return super().to_internal_value(data).rstrip("/")

@@ -39,6 +39,13 @@ _NOT_FOUND = OpenApiResponse(
                                                 "msg": {"type": "string", "enum": ["Could not find endpoint."]}}},
     description="No endpoint matches.",
 )
+_ZOD = OpenApiResponse(
+    response={"type": "object", "properties": {
+        "type": {"type": "string", "enum": ["ZOD"]}, "message": {"type": "string", "enum": ["Invalid parameters"]},
+        "err": {"type": "object", "properties": {"name": {"type": "string"}, "issues": {"type": "array", "items": {
+            "type": "object", "additionalProperties": True}}}}}},
+    description="Validation error (zod-style issues).",
+)
 _NO_ENDPOINT = OpenApiResponse(response={"type": "string", "enum": ["No endpoint specified."]},
                                description="`endpoint` (or `host`) missing, or invalid parameters (ZOD body).")
 
@@ -109,7 +116,7 @@ class GlobalEnvView(APIView):
     @extend_schema(
         operation_id="testing_global_env_set",
         request=GlobalEnvSerializer,
-        responses={200: GlobalEnvResponseSerializer},
+        responses={200: GlobalEnvResponseSerializer, 400: _ZOD},
         description=(
             "Replace the environment. `baseUrl` is required; other keys are optional; extra keys "
             "(string values) become `{{name}}` placeholders. `authToken` is stored encrypted."
@@ -138,7 +145,7 @@ class TestRunsView(APIView):
     @extend_schema(
         operation_id="testing_runs_list",
         parameters=[OpenApiParameter("offset", int, required=False), OpenApiParameter("limit", int, required=False)],
-        responses={200: TestRunSerializer(many=True)},
+        responses={200: TestRunSerializer(many=True), 400: _ZOD},
         tags=["testing"],
     )
     def get(self, request):
@@ -152,7 +159,7 @@ class TestRunsView(APIView):
     @extend_schema(
         operation_id="testing_runs_start",
         request=TestRunStartSerializer,
-        responses={202: TestRunSerializer, 404: _NOT_FOUND,
+        responses={202: TestRunSerializer, 400: _ZOD, 404: _NOT_FOUND,
                    409: OpenApiResponse(response={"type": "string"}, description="No usable testing environment.")},
         description="Generate and run security tests in the background against the global testing environment. "
                     "Poll GET /testing/runs/{runId} for the results.",

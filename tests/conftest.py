@@ -44,3 +44,18 @@ def django_db_setup(django_db_setup, django_db_blocker):
     """
     with django_db_blocker.unblock():
         seed_builtin_data_classes()
+
+
+def _is_transactional(request) -> bool:
+    marker = request.node.get_closest_marker("django_db")
+    if marker and (marker.kwargs.get("transaction") or (marker.args and marker.args[0])):
+        return True
+    return bool({"transactional_db", "live_server"} & set(request.fixturenames))
+
+
+@pytest.fixture(autouse=True)
+def _builtin_data_classes_after_flush(request):
+    """Transactional tests start after another one's flush: put the seeded data classes back first."""
+    if _is_transactional(request):
+        request.getfixturevalue("transactional_db")
+        seed_builtin_data_classes()

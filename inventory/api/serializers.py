@@ -9,7 +9,7 @@ from core.enums import AlertStatus, AlertType, HostType, HttpMethod, RiskScore
 from detections.models import Alert
 from inventory.models import ApiTrace, Endpoint
 
-from .fields import LenientDateTimeField, StrictCharField, TimestampField
+from core.fields import LenientDateTimeField, StrictCharField, TimestampField
 
 MAX_LIMIT = 500
 MAX_DETECTION_LIMIT = 50

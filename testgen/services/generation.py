@@ -71,7 +71,7 @@ def endpoint_find(*, endpoint: str, host: str | None = None, method: str | None 
         pattern = _segments(row.path)
         if len(pattern) != len(wanted):
             continue
-        if all(is_param_segment(p) or p == w for p, w in zip(pattern, wanted)):
+        if all(is_param_segment(p) or p == w for p, w in zip(pattern, wanted, strict=True)):
             literal = sum(1 for p in pattern if not is_param_segment(p))
             if literal > best_literal:
                 best, best_literal = [row], literal

@@ -85,6 +85,11 @@ class TestSpecErrorBodies:
         assert issues[0]["code"] == "invalid_type"
         assert issues[0]["expected"] == "number"
 
+    @pytest.mark.parametrize("query", ["endpoint=/api/%00x", "endpoint=/api/search&host=a%00b",
+                                       "endpoint=" + "x" * 2100])
+    def test_unusable_text_is_a_validation_error_not_a_crash(self, client, shop, query):
+        assert zod_issues(client.get(f"{SINGLE}?{query}"))
+
     def test_bad_method_is_invalid_enum_value(self, client, shop):
         issues = zod_issues(client.get(f"{SINGLE}?endpoint=/api/search&method=FETCH"))
         assert issues[0]["code"] == "invalid_enum_value"

@@ -104,6 +104,13 @@ class TestValidation:
         assert issues[0]["validation"] == "url"
         assert issues[0]["path"] == ["baseUrl"]
 
+    @pytest.mark.parametrize(("url", "code"), [("http://a\x00b.test", "custom"),
+                                                ("http://api.test/" + "p" * 2100, "too_big")])
+    def test_base_url_nul_and_length_are_checked(self, client, url, code):
+        issues = zod_issues(client.put(URL, {"baseUrl": url}, format="json"))
+        assert (issues[0]["path"], issues[0]["code"]) == (["baseUrl"], code)
+        assert not TestingEnvironment.objects.exists()
+
     @pytest.mark.parametrize(("body", "path", "code"), [
         ({"timeout": 0}, ["timeout"], "too_small"),
         ({"timeout": 600_001}, ["timeout"], "too_big"),

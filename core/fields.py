@@ -1,4 +1,4 @@
-"""Serializer fields shared by the inventory and classification routes."""
+"""Serializer fields shared by every app: the wire timestamp format and zod-strict inputs."""
 from __future__ import annotations
 
 import datetime as dt
