@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import validate
-from inventory.api.docs import FIELD_NOT_FOUND, SUCCESS, VALIDATION
+from core.openapi import FIELD_NOT_FOUND, SUCCESS, VALIDATION
 
 from . import services
 from .serializers import (

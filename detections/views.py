@@ -10,7 +10,7 @@ from core.errors import PayloadTooLarge, validate
 from core.params import query_dict
 
 from . import services, specs
-from .docs import CONFLICT, SUCCESS, TOTAL_COUNT_NOTE, UNAUTHORIZED, VALIDATION, json_string
+from core.openapi import CONFLICT, SUCCESS, TOTAL_COUNT_NOTE, UNAUTHORIZED, VALIDATION, json_string
 from .serializers import (
     AlertListQuerySerializer,
     AlertSerializer,

@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import validate
-from detections.docs import SUCCESS, TOTAL_COUNT_NOTE, UNAUTHORIZED, VALIDATION, json_string
+from core.openapi import SUCCESS, TOTAL_COUNT_NOTE, UNAUTHORIZED, VALIDATION, json_string
 
 from . import services
 from .serializers import WebhookInputSerializer, WebhookSerializer

@@ -10,7 +10,7 @@ from core.errors import validate
 from core.params import query_dict
 
 from . import merge, serializers as s, services
-from .docs import ENDPOINT_NOT_FOUND, DeleteBodyAutoSchema, SUCCESS, TOTAL_COUNT_NOTE, VALIDATION, json_string
+from core.openapi import ENDPOINT_NOT_FOUND, DeleteBodyAutoSchema, SUCCESS, TOTAL_COUNT_NOTE, VALIDATION, json_string
 
 ENDPOINT_ID = OpenApiParameter("endpoint_id", str, OpenApiParameter.PATH, description="Endpoint uuid.")
 ENDPOINT_TAGS = ["endpoints"]

@@ -1,4 +1,5 @@
-"""OpenAPI response pieces of the alert, spec and webhook routes (real shapes, no bare ``{}``)."""
+"""OpenAPI pieces shared by every app's routes (real shapes, no bare ``{}``)."""
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiResponse
 
 
@@ -38,5 +39,22 @@ ZOD_SCHEMA = {
 SUCCESS = json_string("Success", description='The JSON string "Success".')
 VALIDATION = OpenApiResponse(response=ZOD_SCHEMA, description="Validation failure (zod-style issues).")
 UNAUTHORIZED = json_string("Client unauthorized", description="Missing or unknown API key.")
+ENDPOINT_NOT_FOUND = json_string("Endpoint does not exist.", description="Unknown or malformed endpoint id.")
+FIELD_NOT_FOUND = json_string("Data field does not exist.", description="Unknown or malformed data field id.")
 CONFLICT = OpenApiResponse(response={"type": "string"}, description="Conflict: a JSON string saying why.")
 TOTAL_COUNT_NOTE = "The `X-Total-Count` response header carries the number of matches before paging."
+
+
+class DeleteBodyAutoSchema(AutoSchema):
+    """Documents a JSON body on DELETE (SPEC's DELETE /endpoints and /hosts take one); drf-spectacular
+    only documents bodies of POST, PUT and PATCH by default."""
+
+    def _get_request_body(self, direction="request"):
+        if self.method != "DELETE":
+            return super()._get_request_body(direction)
+        method = self.method
+        self.method = "POST"
+        try:
+            return super()._get_request_body(direction)
+        finally:
+            self.method = method
