@@ -27,7 +27,9 @@ pipeline (in this process, the stages measured):
    inventory (warm), each with one process and with ``--workers`` processes
    (as Celery's prefork pool would run them). Prints traces/s for each.
 
-The machine's load average is printed too: other processes skew timings.
+The machine's load average is printed too: other processes skew timings. The CPU
+time of each analysis process and of its PostgreSQL backend is measured as well,
+which gives a load-independent capacity estimate (traces/s per core).
 """
 from __future__ import annotations
 
@@ -158,10 +160,23 @@ def accept(traces: list, batch_size: int) -> tuple[list[int], list[float]]:
     return enqueued, latencies
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _analyse_worker(database_url: str, queue, results) -> None:
     setup_django(database_url)
+    from django.db import connection
+
     from inventory.ingest.pipeline import batch_analyze
 
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
+    cpu_start, db_start = time.process_time(), _cpu_seconds(backend)
     done, timings = 0, {}
     while True:
         batch_id = queue.get()
@@ -172,6 +187,8 @@ def _analyse_worker(database_url: str, queue, results) -> None:
             done += outcome.traces
             for stage, seconds in outcome.timings.items():
                 timings[stage] = timings.get(stage, 0.0) + seconds
+    timings["_cpu"] = time.process_time() - cpu_start
+    timings["_db_cpu"] = _cpu_seconds(backend) - db_start
     results.put((done, timings))
 
 
@@ -220,7 +237,12 @@ def pipeline_run(traces_count: int, seed: int, workers: int, batch: int) -> None
         print(f"  accept  {len(latencies)} requests of {batch} traces (Django test client): p50 {q[49] * 1000:.1f} ms, "
               f"p95 {q[94] * 1000:.1f} ms, p99 {q[98] * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms")
         analysed, seconds, timings = analyse(database_url, batch_ids, run_workers)
+        cpu, db_cpu = timings.pop("_cpu"), timings.pop("_db_cpu")
         print(f"  analyse {analysed} traces in {seconds:.2f} s: {analysed / seconds:.0f} traces/s")
+        per_trace = (cpu + db_cpu) / analysed
+        print(f"  cpu     worker {cpu / analysed * 1e6:.0f} us + PostgreSQL backend {db_cpu / analysed * 1e6:.0f} us "
+              f"per trace: {1 / per_trace:.0f} traces/s per core of CPU, "
+              f"{(os.cpu_count() or 1) / per_trace:.0f} on {os.cpu_count()} cores (load-independent estimate)")
         busy = sum(timings.values()) or 1
         print("  stages  " + ", ".join(f"{stage} {t / busy:.0%}" for stage, t in timings.items()))
     print(f"inventory: {Endpoint.objects.count()} endpoints, {ApiTrace.objects.count()} stored traces")
