@@ -119,7 +119,7 @@ def main() -> None:
 
         # This process writes alerts straight into the service's database, like the analysis worker.
         for name in ("DJANGO_SETTINGS_MODULE", "SECRET_KEY", "SECURE_SSL_REDIRECT", "DATABASE_URL", "REDIS_URL",
-                     "WEBHOOK_ALLOW_PRIVATE_TARGETS"):
+                     "WEBHOOK_ALLOW_PRIVATE_TARGETS", "LOG_LEVEL"):
             os.environ[name] = svc.env[name]
         import django
 
@@ -136,12 +136,15 @@ def main() -> None:
                                      status_code=200, data_classes=["email"])
 
         run("warmup", alerts=20, interval=0.02, endpoint=endpoint, receiver=receiver)
+        load_before = os.getloadavg()[0]
         results = [
             run("paced", alerts=args.alerts, interval=1 / args.rate, endpoint=endpoint, receiver=receiver),
             run("burst", alerts=args.alerts, interval=0.0, endpoint=endpoint, receiver=receiver),
         ]
         rss = svc.rss_mb()
-    print(f"webhook worker: prefork concurrency {args.webhook_concurrency}; receiver answers 200 at once")
+        load_after = os.getloadavg()[0]
+    print(f"webhook worker: prefork concurrency {args.webhook_concurrency}; receiver answers 200 at once; "
+          f"{os.cpu_count()} CPUs, 1-min load average {load_before:.1f} before / {load_after:.1f} after")
     for result in results:
         print(json.dumps(result))
     print(json.dumps({"rss_mb": rss}))

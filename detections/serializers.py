@@ -1,32 +1,12 @@
 """Alerts and OpenAPI specs on the wire (camelCase; alert riskScore lower case, DECISIONS §1)."""
 from __future__ import annotations
 
-from datetime import timezone as dt_timezone
-
 from rest_framework import serializers
 
 from core.enums import AlertStatus, AlertType, RiskScore
+from core.fields import StrictCharField, TimestampField
 
 from .services import UpdateType
-
-
-class TimestampField(serializers.DateTimeField):
-    """ISO 8601 UTC with milliseconds and Z: ``2026-01-31T12:00:00.000Z``."""
-
-    def to_representation(self, value):
-        if value is None:
-            return None
-        value = value.astimezone(dt_timezone.utc)
-        return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
-
-
-class StrictCharField(serializers.CharField):
-    """A string input that is a JSON string (DRF's CharField would turn 5 into "5"; zod refuses it)."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 class LowerRiskField(serializers.CharField):

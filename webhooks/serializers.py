@@ -5,7 +5,7 @@ from django.core.validators import URLValidator
 from rest_framework import serializers
 
 from core.enums import AlertType
-from detections.serializers import StrictCharField, TimestampField
+from core.fields import StrictCharField, TimestampField
 
 from . import http, policy
 

@@ -16,7 +16,6 @@ import logging
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
-from datetime import timezone as dt_timezone
 from functools import partial
 
 import orjson
@@ -28,6 +27,7 @@ from django.utils import timezone
 from classification.models import DataField
 from core.enums import SECTION_SHORT, RiskScore
 from core.errors import WebhookNotFound
+from core.fields import timestamp
 from inventory.models import Endpoint
 
 from . import http, policy
@@ -41,11 +41,6 @@ USER_AGENT = "apiscope-webhooks/1.0"
 def webhook_queue() -> str:
     """The Celery queue of delivery tasks (a dedicated worker keeps them clear of analysis backlogs)."""
     return settings.WEBHOOK_QUEUE
-
-
-def iso_ms(value) -> str:
-    """Wire timestamp: ISO 8601 UTC with milliseconds and Z."""
-    return value.astimezone(dt_timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
 
 # --- management ----------------------------------------------------------------------------
@@ -152,7 +147,7 @@ def alerts_payloads(*, alerts: list, endpoints: dict | None = None) -> dict:
                 "type": str(alert.type),
                 "riskScore": str(alert.risk_score).lower(),
                 "status": str(alert.status),
-                "createdAt": iso_ms(alert.created_at),
+                "createdAt": timestamp(alert.created_at),
                 "description": alert.description,
                 "apiEndpoint": {
                     "uuid": str(endpoint.uuid),
