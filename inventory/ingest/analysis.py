@@ -177,12 +177,11 @@ def trace_analyze(
     sensitive = result.sensitive
     detect = detections
     empty = frozenset()
-    for leaf in leaves:
-        section, path = leaf.section, leaf.path
+    for section, path, key, value, dtype in leaves:
         if section in HEADER_SECTIONS and path in UNCLASSIFIED_HEADERS:
             classes = empty
         else:
-            classes = detect(leaf.key, leaf.value)
+            classes = detect(key, value)
             if classes:
                 if false_positives:
                     removed = false_positives.get((section, path))
@@ -190,7 +189,6 @@ def trace_analyze(
                         classes = classes - removed
                 if classes:
                     sensitive.add((section, path))
-        dtype = leaf.dtype
         obs = fields.get((section, path))
         if obs is None:
             fields[(section, path)] = Observation(dtype, dtype == "null", set(classes),
