@@ -137,20 +137,25 @@ def body_leaves(kind: str, parsed: object, section: str, out: list[Leaf]) -> Non
 
 # ---------------------------------------------------------------- GraphQL
 
-def graphql_requests(body_kind: str, body: object, query: list[tuple[str, str]]) -> list[tuple[str, dict]]:
-    """The (document, variables) pairs a request carries, if it looks like GraphQL."""
-    found: list[tuple[str, dict]] = []
+def graphql_requests(body_kind: str, body: object, query: list[tuple[str, str]]) -> list[tuple[str, str, dict]]:
+    """The (section, document, variables) a request carries, if it looks like GraphQL: JSON bodies
+    ``{"query": ..., "variables": ...}`` (or arrays of them), else ``?query=`` (and ``&variables=``)."""
+    found: list[tuple[str, str, dict]] = []
     items = body if body_kind == "json" and isinstance(body, list) else [body] if body_kind == "json" else []
     for item in items[:MAX_ARRAY_ITEMS]:
         if isinstance(item, dict) and isinstance(item.get("query"), str):
             variables = item.get("variables")
-            found.append((item["query"], variables if isinstance(variables, dict) else {}))
+            found.append((DataSection.REQUEST_BODY, item["query"], variables if isinstance(variables, dict) else {}))
     if not found and query:
         params = dict(query)
         if "query" in params:
             ok, variables = parse_json(params.get("variables") or "{}")
-            found.append((params["query"], variables if ok and isinstance(variables, dict) else {}))
+            found.append((DataSection.REQUEST_QUERY, params["query"],
+                          variables if ok and isinstance(variables, dict) else {}))
     return found
+
+
+GRAPHQL_QUERY_PARAMS = frozenset({"query", "variables", "operationName", "extensions"})
 
 
 @lru_cache(maxsize=2048)

@@ -228,6 +228,17 @@ def test_graphql_documents_and_variables_are_analysed(ingest):
     assert ("REQUEST_BODY", "query") not in fields
 
 
+def test_graphql_in_a_get_query_string(ingest):
+    ingest(raw_trace(path="/gql", query=[("query", 'query { user(email: "q@example.com") { id } }'), ("page", "2")],
+                     response_body={"data": {"user": {"id": 1}}}))
+    endpoint = Endpoint.objects.get()
+    assert endpoint.is_graphql is True
+    fields = fields_of(endpoint)
+    assert fields[("REQUEST_QUERY", "query.user.__args.email")].data_classes == ["email"]
+    assert ("REQUEST_QUERY", "query") not in fields and ("REQUEST_QUERY", "page") in fields
+    assert ("RESPONSE_BODY", "query.user.id") in fields
+
+
 def test_a_path_ending_in_graphql_is_graphql(ingest):
     ingest(raw_trace(path="/graphql", method="POST", body="not a document"))
     assert Endpoint.objects.get().is_graphql is True
