@@ -330,3 +330,17 @@ def test_internet_clients_are_not_recorded_as_callers_but_known_hosts_are(ingest
 def test_a_forwarded_for_list_as_source_names_the_client(ingest):
     ingest(raw_trace(host="orders.internal", path="/orders/1", source="10.0.0.5, 10.0.0.1", destination="10.0.0.9"))
     assert list(EndpointCaller.objects.values_list("address", flat=True)) == ["10.0.0.5"]
+
+
+def test_last_active_follows_traffic_and_first_detected_stays(ingest):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    ingest(raw_trace(path="/ping"))
+    hour_ago = timezone.now() - timedelta(hours=1)
+    Endpoint.objects.update(first_detected=hour_ago, last_active=hour_ago)
+    ingest(raw_trace(path="/ping"))
+    endpoint = Endpoint.objects.get()
+    assert endpoint.first_detected == hour_ago
+    assert endpoint.last_active > timezone.now() - timedelta(minutes=1)
