@@ -10,9 +10,10 @@ db 1.
 
 service (``bench/service.py``: gunicorn + Celery worker with ``--workers``
 processes, production settings): the traces are POSTed over HTTP in batches of
-100 to ``/api/v1/log-request/batch``; prints the accept latency per request and
-the end-to-end analysis rate (first POST to the last batch DONE), on an empty
-inventory and again on the known one.
+100 to ``/api/v1/log-request/batch`` while the worker is paused (SIGSTOP), which
+gives the accept latency per request alone; then the worker resumes and the time
+it takes to drain that backlog gives the analysis rate of the real worker; on an
+empty inventory and again on the known one.
 
 pipeline (in this process, the stages measured):
 
@@ -27,13 +28,16 @@ pipeline (in this process, the stages measured):
    inventory (warm), each with one process and with ``--workers`` processes
    (as Celery's prefork pool would run them). Prints traces/s for each.
 
-The machine's load average is printed too: other processes skew timings.
+The machine's load average is printed too: other processes skew timings. The CPU
+time of each analysis process and of its PostgreSQL backend is measured as well,
+which gives a load-independent capacity estimate (traces/s per core).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import signal
 import statistics
 import sys
 import time
@@ -63,9 +67,18 @@ def service_run(traces_count: int, seed: int, workers: int) -> None:
         print(f"\n== service: gunicorn (1 process, 8 threads) + Celery worker ({workers} processes)")
         session = svc.session()
         with psycopg.connect(f"{PG}/{BENCH_DB}", autocommit=True) as db:
-            for label, run_seed in (("empty inventory", seed), ("known inventory", seed + 1)):
+            # Warm-up (imports, connections, caches of the web and worker processes), not measured.
+            for i in range(10):
+                session.post(f"{svc.base_url}/api/v1/log-request/batch", timeout=30,
+                             data=json.dumps(list(demo_traces(100, seed=seed + 100 + i))),
+                             headers={"Content-Type": "application/json"})
+            while db.execute("SELECT count(*) FROM inventory_ingestbatch WHERE status <> 'DONE'").fetchone()[0]:
+                time.sleep(0.05)
+            for label, run_seed in (("first run", seed), ("second run", seed + 1)):
                 traces = list(demo_traces(traces_count, seed=run_seed))
                 bodies = [json.dumps(traces[i:i + 100]) for i in range(0, len(traces), 100)]
+                # 1. accept with the worker paused (SIGSTOP): the route's latency alone, and a backlog.
+                os.killpg(svc.procs["worker"].pid, signal.SIGSTOP)
                 latencies = []
                 started = time.perf_counter()
                 for body in bodies:
@@ -74,17 +87,21 @@ def service_run(traces_count: int, seed: int, workers: int) -> None:
                                             headers={"Content-Type": "application/json"}, timeout=30)
                     latencies.append(time.perf_counter() - t0)
                     if response.status_code != 200:
+                        os.killpg(svc.procs["worker"].pid, signal.SIGCONT)
                         sys.exit(f"accept failed: {response.status_code} {response.text[:300]}")
                 posted = time.perf_counter() - started
+                print(f"[{label}] accept 100-trace POSTs over HTTP: {summary_ms(latencies)}; "
+                      f"{len(traces) / posted:.0f} traces/s accepted")
+                # 2. resume the worker: how fast does it drain the backlog?
+                started = time.perf_counter()
+                os.killpg(svc.procs["worker"].pid, signal.SIGCONT)
                 while db.execute("SELECT count(*) FROM inventory_ingestbatch WHERE status <> 'DONE'").fetchone()[0]:
                     time.sleep(0.05)
                     if time.perf_counter() - started > 600:
                         sys.exit("analysis did not finish within 10 minutes")
                 elapsed = time.perf_counter() - started
-                print(f"[{label}] accept 100-trace POSTs over HTTP: {summary_ms(latencies)}; "
-                      f"{len(traces)} traces posted in {posted:.2f} s")
-                print(f"[{label}] analysed end to end (first POST to last batch DONE): {elapsed:.2f} s, "
-                      f"{len(traces) / elapsed:.0f} traces/s; memory {svc.rss_mb()} MB")
+                print(f"[{label}] Celery worker drained {len(traces)} traces in {elapsed:.2f} s: "
+                      f"{len(traces) / elapsed:.0f} traces/s analysed; memory {svc.rss_mb()} MB")
         session.close()
         requests.Session().close()
 
@@ -158,10 +175,23 @@ def accept(traces: list, batch_size: int) -> tuple[list[int], list[float]]:
     return enqueued, latencies
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _analyse_worker(database_url: str, queue, results) -> None:
     setup_django(database_url)
+    from django.db import connection
+
     from inventory.ingest.pipeline import batch_analyze
 
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
+    cpu_start, db_start = time.process_time(), _cpu_seconds(backend)
     done, timings = 0, {}
     while True:
         batch_id = queue.get()
@@ -172,6 +202,8 @@ def _analyse_worker(database_url: str, queue, results) -> None:
             done += outcome.traces
             for stage, seconds in outcome.timings.items():
                 timings[stage] = timings.get(stage, 0.0) + seconds
+    timings["_cpu"] = time.process_time() - cpu_start
+    timings["_db_cpu"] = _cpu_seconds(backend) - db_start
     results.put((done, timings))
 
 
@@ -220,7 +252,12 @@ def pipeline_run(traces_count: int, seed: int, workers: int, batch: int) -> None
         print(f"  accept  {len(latencies)} requests of {batch} traces (Django test client): p50 {q[49] * 1000:.1f} ms, "
               f"p95 {q[94] * 1000:.1f} ms, p99 {q[98] * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms")
         analysed, seconds, timings = analyse(database_url, batch_ids, run_workers)
+        cpu, db_cpu = timings.pop("_cpu"), timings.pop("_db_cpu")
         print(f"  analyse {analysed} traces in {seconds:.2f} s: {analysed / seconds:.0f} traces/s")
+        per_trace = (cpu + db_cpu) / analysed
+        print(f"  cpu     worker {cpu / analysed * 1e6:.0f} us + PostgreSQL backend {db_cpu / analysed * 1e6:.0f} us "
+              f"per trace: {1 / per_trace:.0f} traces/s per core of CPU, "
+              f"{(os.cpu_count() or 1) / per_trace:.0f} on {os.cpu_count()} cores (load-independent estimate)")
         busy = sum(timings.values()) or 1
         print("  stages  " + ", ".join(f"{stage} {t / busy:.0%}" for stage, t in timings.items()))
     print(f"inventory: {Endpoint.objects.count()} endpoints, {ApiTrace.objects.count()} stored traces")

@@ -15,6 +15,7 @@ from core.enums import DataSection
 from .classes import UNCLASSIFIED_HEADERS, ClassConfig
 from .credentials import is_basic_auth, names_have_credentials, request_has_credentials
 from .fields import (
+    GRAPHQL_QUERY_PARAMS,
     Leaf,
     body_leaves,
     graphql_leaves,
@@ -152,14 +153,17 @@ def trace_analyze(
         query_leaves(trace.query, leaves)
         header_leaves(trace.req_headers, DataSection.REQUEST_HEADER, leaves)
         result.req_body = parse_body(trace.req_body, req_ct)
-        graphql = graphql_requests(*result.req_body, trace.query)
-        body_is_graphql = False
-        for document, variables in graphql:
-            section = DataSection.REQUEST_BODY if result.req_body[0] == "json" else DataSection.REQUEST_QUERY
+        body_is_graphql = query_is_graphql = False
+        for section, document, variables in graphql_requests(*result.req_body, trace.query):
             types = graphql_leaves(document, variables, section, leaves)
             if types:
                 op_types.extend(types)
                 body_is_graphql = body_is_graphql or section == DataSection.REQUEST_BODY
+                query_is_graphql = query_is_graphql or section == DataSection.REQUEST_QUERY
+        if query_is_graphql:
+            # The document and its variables are analysed as arguments, not as plain parameters.
+            leaves = [leaf for leaf in leaves
+                      if not (leaf[0] == DataSection.REQUEST_QUERY and leaf[1] in GRAPHQL_QUERY_PARAMS)]
         if not body_is_graphql:
             body_leaves(*result.req_body, DataSection.REQUEST_BODY, leaves)
     header_leaves(trace.resp_headers, DataSection.RESPONSE_HEADER, leaves)
@@ -177,12 +181,11 @@ def trace_analyze(
     sensitive = result.sensitive
     detect = detections
     empty = frozenset()
-    for leaf in leaves:
-        section, path = leaf.section, leaf.path
+    for section, path, key, value, dtype in leaves:
         if section in HEADER_SECTIONS and path in UNCLASSIFIED_HEADERS:
             classes = empty
         else:
-            classes = detect(leaf.key, leaf.value)
+            classes = detect(key, value)
             if classes:
                 if false_positives:
                     removed = false_positives.get((section, path))
@@ -190,7 +193,6 @@ def trace_analyze(
                         classes = classes - removed
                 if classes:
                     sensitive.add((section, path))
-        dtype = leaf.dtype
         obs = fields.get((section, path))
         if obs is None:
             fields[(section, path)] = Observation(dtype, dtype == "null", set(classes),

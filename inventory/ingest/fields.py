@@ -19,7 +19,6 @@ array, 1,000 leaves per section, nesting depth 32.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import parse_qsl
 
@@ -35,13 +34,9 @@ TEXT_DETECT_CHARS = 4096
 JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number"}
 
 
-@dataclass(slots=True)
-class Leaf:
-    section: str
-    path: str
-    key: str | None
-    value: object
-    dtype: str
+# A leaf is a plain tuple (section, dataPath, key, value, dataType): traces have tens of
+# them and a tuple is the cheapest object Python builds.
+Leaf = tuple
 
 
 def media_type(content_type: str | None) -> str:
@@ -76,7 +71,7 @@ def flatten_json(value: object, section: str, out: list[Leaf], prefix: str = "",
             for child in reversed(node[:MAX_ARRAY_ITEMS]):
                 stack.append((child, child_path, last_key, depth + 1))
         else:
-            out.append(Leaf(section, path, last_key, node, value_type(node)))
+            out.append((section, path, last_key, node, value_type(node)))
             budget -= 1
 
 
@@ -132,30 +127,35 @@ def body_leaves(kind: str, parsed: object, section: str, out: list[Leaf]) -> Non
         if isinstance(parsed, (dict, list)):
             flatten_json(parsed, section, out)
         else:
-            out.append(Leaf(section, "", None, parsed, value_type(parsed)))
+            out.append((section, "", None, parsed, value_type(parsed)))
     elif kind in ("form", "multipart"):
         for name, value in parsed[:MAX_LEAVES]:  # type: ignore[index]
-            out.append(Leaf(section, name[:1024], name, value, "string"))
+            out.append((section, name[:1024], name, value, "string"))
     elif kind == "text":
-        out.append(Leaf(section, "", None, parsed[:TEXT_DETECT_CHARS], "string"))  # type: ignore[index]
+        out.append((section, "", None, parsed[:TEXT_DETECT_CHARS], "string"))  # type: ignore[index]
 
 
 # ---------------------------------------------------------------- GraphQL
 
-def graphql_requests(body_kind: str, body: object, query: list[tuple[str, str]]) -> list[tuple[str, dict]]:
-    """The (document, variables) pairs a request carries, if it looks like GraphQL."""
-    found: list[tuple[str, dict]] = []
+def graphql_requests(body_kind: str, body: object, query: list[tuple[str, str]]) -> list[tuple[str, str, dict]]:
+    """The (section, document, variables) a request carries, if it looks like GraphQL: JSON bodies
+    ``{"query": ..., "variables": ...}`` (or arrays of them), else ``?query=`` (and ``&variables=``)."""
+    found: list[tuple[str, str, dict]] = []
     items = body if body_kind == "json" and isinstance(body, list) else [body] if body_kind == "json" else []
     for item in items[:MAX_ARRAY_ITEMS]:
         if isinstance(item, dict) and isinstance(item.get("query"), str):
             variables = item.get("variables")
-            found.append((item["query"], variables if isinstance(variables, dict) else {}))
+            found.append((DataSection.REQUEST_BODY, item["query"], variables if isinstance(variables, dict) else {}))
     if not found and query:
         params = dict(query)
         if "query" in params:
             ok, variables = parse_json(params.get("variables") or "{}")
-            found.append((params["query"], variables if ok and isinstance(variables, dict) else {}))
+            found.append((DataSection.REQUEST_QUERY, params["query"],
+                          variables if ok and isinstance(variables, dict) else {}))
     return found
+
+
+GRAPHQL_QUERY_PARAMS = frozenset({"query", "variables", "operationName", "extensions"})
 
 
 @lru_cache(maxsize=2048)
@@ -229,9 +229,9 @@ def graphql_response_leaves(parsed: object, op_types: list[str], section: str, o
 def header_leaves(headers: list[tuple[str, str]], section: str, out: list[Leaf]) -> None:
     for name, value in headers[:MAX_LEAVES]:
         lowered = name.lower()
-        out.append(Leaf(section, lowered[:1024], lowered, value, "string"))
+        out.append((section, lowered[:1024], lowered, value, "string"))
 
 
 def query_leaves(query: list[tuple[str, str]], out: list[Leaf]) -> None:
     for name, value in query[:MAX_LEAVES]:
-        out.append(Leaf(DataSection.REQUEST_QUERY, name[:1024], name, value, "string"))
+        out.append((DataSection.REQUEST_QUERY, name[:1024], name, value, "string"))

@@ -26,11 +26,16 @@ from .analysis import TraceResult
 from .credentials import REDACTED, is_credential_header, is_credential_name, scrub_text
 
 MAX_STORED_BODY = 64 * 1024
-# Cheap pre-check on the raw text: no key can be a credential name unless one of
-# these substrings occurs (see credentials.is_credential_name).
-_MAY_HOLD_CREDENTIALS = re.compile(
-    r"pass|pwd|secret|token|api.?key|access.?key|private.?key|credential|authori|session.?id|cookie|signature"
-    r"|otp|pin|cvv|cvc|sig|auth", re.IGNORECASE)
+# Cheap pre-check on the raw text: no key can be a credential name (credentials.is_credential_name)
+# unless one of these substrings occurs in the lower-cased body. Plain substring tests: a regex
+# alternation over whole bodies costs several times more.
+_CREDENTIAL_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "session", "cookie", "sig",
+                     "otp", "pin", "cvv", "cvc")
+
+
+def _may_hold_credentials(text: str) -> bool:
+    lowered = text.lower()
+    return any(hint in lowered for hint in _CREDENTIAL_HINTS)
 
 
 def _has_sensitive(result: TraceResult, section: str) -> bool:
@@ -39,26 +44,34 @@ _GRAPHQL_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 class _Redactor:
+    """Replaces, in place, credential-named fields and (unless full capture) sensitive leaves.
+
+    The parsed body is the analysis' own copy and is not used after redaction, so
+    no new tree is built; child paths are only spelled out when some leaf of the
+    section is sensitive.
+    """
+
     def __init__(self, sensitive: set[tuple[str, str]], section: str, full_capture: bool):
         self.sensitive = {path for sec, path in sensitive if sec == section} if not full_capture else set()
+        self.track = bool(self.sensitive)
         self.changed = False
 
     def walk(self, node: object, path: str) -> object:
         if isinstance(node, dict):
-            out = {}
             for key, value in node.items():
-                key_text = str(key)
-                child_path = f"{path}.{key_text}" if path else key_text
-                if is_credential_name(key_text) and value not in (None, "", [], {}):
-                    out[key] = REDACTED
+                if is_credential_name(key) and value not in (None, "", [], {}):
+                    node[key] = REDACTED
                     self.changed = True
-                else:
-                    out[key] = self.walk(value, child_path)
-            return out
+                elif self.track or isinstance(value, (dict, list)):
+                    node[key] = self.walk(value, f"{path}.{key}" if path else key)
+            return node
         if isinstance(node, list):
             child_path = f"{path}[]"
-            return [self.walk(item, child_path) for item in node]
-        if path in self.sensitive and node is not None and not isinstance(node, bool):
+            for index, item in enumerate(node):
+                if self.track or isinstance(item, (dict, list)):
+                    node[index] = self.walk(item, child_path)
+            return node
+        if self.track and path in self.sensitive and node is not None and not isinstance(node, bool):
             self.changed = True
             return REDACTED
         return node
@@ -73,7 +86,7 @@ def _body(kind: str, parsed: object, original: str, *, section: str, result: Tra
     if kind == "empty":
         return original, False
     if kind == "json":
-        if not _MAY_HOLD_CREDENTIALS.search(original) and (full_capture or not _has_sensitive(result, section)):
+        if not _may_hold_credentials(original) and (full_capture or not _has_sensitive(result, section)):
             return _cap(original), False  # nothing to replace: skip the walk
         redactor = _Redactor(result.sensitive, section, full_capture)
         if graphql_op and isinstance(parsed, dict) and isinstance(parsed.get("data"), dict):

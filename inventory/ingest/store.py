@@ -497,8 +497,7 @@ def observations_store(matched: list[tuple[Trace, EndpointRow]], hosts: dict[str
             key = (endpoint.uuid, trace.path)
             count, last = paths.get(key, (0, at))
             paths[key] = (count + 1, last if last > at else at)
-        source = trace.meta.get("source")
-        address = address_normalize(source)
+        address = trace.source_address
         if address and (address in served_addresses or not address_is_global(address)):
             previous = callers.get((endpoint.uuid, address))
             if previous is None or previous < at:
@@ -520,11 +519,10 @@ def observations_store(matched: list[tuple[Trace, EndpointRow]], hosts: dict[str
 
 def _served_addresses(matched, in_batch: set[str]) -> set[str]:
     """The global source addresses of the traces that some host is served on (in this batch or known)."""
-    sources = {a for t, _ in matched if (a := address_normalize(t.meta.get("source"))) and address_is_global(a)}
-    unknown = sources - in_batch
-    if not unknown:
+    sources = {a for t, _ in matched if (a := t.source_address) and a not in in_batch and address_is_global(a)}
+    if not sources:
         return in_batch
-    return in_batch | set(HostAddress.objects.filter(address__in=unknown).values_list("address", flat=True))
+    return in_batch | set(HostAddress.objects.filter(address__in=sources).values_list("address", flat=True))
 
 
 # (model, owner id, address) -> last_seen this process wrote or read: pairs refreshed less

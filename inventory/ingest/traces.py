@@ -15,7 +15,7 @@ import orjson
 
 from core.enums import DataSection, SHORT_SECTION
 
-from .paths import host_normalize, host_scheme, path_normalize, pattern_renumber
+from .paths import address_normalize, host_normalize, host_scheme, path_normalize, pattern_renumber
 
 # Methods that make endpoints (SPEC's enum); other verbs are counted as skipped.
 METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
@@ -48,6 +48,8 @@ class Trace:
     auth_provided: bool | None = None
     auth_type: str | None = None
     graphql_hint: bool = False
+    # meta.source as an IP address (first entry of an X-Forwarded-For list), if it is one.
+    source_address: str | None = None
 
     def header(self, name: str, *, response: bool = False) -> str | None:
         """The first value of a header (case-insensitive)."""
@@ -170,6 +172,7 @@ def trace_from_agent(raw: dict, index: int, *, processed: bool, received_at: dat
         resp_headers=_pairs(response.get("headers")),
         resp_body=_text(response.get("body")),
         meta=meta,
+        source_address=address_normalize(meta.get("source")),
     )
     if processed:
         trace.processed = _processed(processed_raw)

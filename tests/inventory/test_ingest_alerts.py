@@ -87,6 +87,7 @@ def test_basic_authentication_detected(ingest):
 
 
 def test_endpoint_not_secured_by_ssl_on_external_hosts_only(ingest):
+    ingest(raw_trace(host="http://shop.example.com", path="/cart", destination="93.184.216.34", headers=AUTH))
     ingest(
         raw_trace(host="http://shop.example.com", path="/cart", destination="93.184.216.34", headers=AUTH),
         raw_trace(host="https://secure.example.com", path="/cart", destination="93.184.216.34", headers=AUTH),
@@ -103,6 +104,7 @@ def test_endpoint_not_secured_by_ssl_on_external_hosts_only(ingest):
 
 def test_unauthenticated_endpoint_returning_sensitive_data(ingest):
     ingest(raw_trace(path="/public/users/1", response_body={"email": "x@example.com"}))
+    ingest(raw_trace(path="/public/users/2", response_body={"email": "y@example.com"}))
     ingest(raw_trace(path="/private/users/1", headers=AUTH, response_body={"email": "x@example.com"}))
     ingest(raw_trace(path="/public/status", response_body={"status": "green"}))
     assert alerts("Unauthenticated Endpoint returning Sensitive Data") == [

@@ -228,6 +228,17 @@ def test_graphql_documents_and_variables_are_analysed(ingest):
     assert ("REQUEST_BODY", "query") not in fields
 
 
+def test_graphql_in_a_get_query_string(ingest):
+    ingest(raw_trace(path="/gql", query=[("query", 'query { user(email: "q@example.com") { id } }'), ("page", "2")],
+                     response_body={"data": {"user": {"id": 1}}}))
+    endpoint = Endpoint.objects.get()
+    assert endpoint.is_graphql is True
+    fields = fields_of(endpoint)
+    assert fields[("REQUEST_QUERY", "query.user.__args.email")].data_classes == ["email"]
+    assert ("REQUEST_QUERY", "query") not in fields and ("REQUEST_QUERY", "page") in fields
+    assert ("RESPONSE_BODY", "query.user.id") in fields
+
+
 def test_a_path_ending_in_graphql_is_graphql(ingest):
     ingest(raw_trace(path="/graphql", method="POST", body="not a document"))
     assert Endpoint.objects.get().is_graphql is True
@@ -319,3 +330,17 @@ def test_internet_clients_are_not_recorded_as_callers_but_known_hosts_are(ingest
 def test_a_forwarded_for_list_as_source_names_the_client(ingest):
     ingest(raw_trace(host="orders.internal", path="/orders/1", source="10.0.0.5, 10.0.0.1", destination="10.0.0.9"))
     assert list(EndpointCaller.objects.values_list("address", flat=True)) == ["10.0.0.5"]
+
+
+def test_last_active_follows_traffic_and_first_detected_stays(ingest):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    ingest(raw_trace(path="/ping"))
+    hour_ago = timezone.now() - timedelta(hours=1)
+    Endpoint.objects.update(first_detected=hour_ago, last_active=hour_ago)
+    ingest(raw_trace(path="/ping"))
+    endpoint = Endpoint.objects.get()
+    assert endpoint.first_detected == hour_ago
+    assert endpoint.last_active > timezone.now() - timedelta(minutes=1)
