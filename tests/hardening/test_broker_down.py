@@ -14,6 +14,8 @@ from inventory.ingest.accept import batches_requeue
 from inventory.models import IngestBatch
 from tests.factories import EndpointFactory, HostFactory
 from tests.inventory.ingest_support import raw_trace
+from tests.testgen.conftest import SHOP, set_env, shop  # noqa: F401 (fixtures)
+from testgen.models import TestRun
 from webhooks.models import Webhook, WebhookDelivery
 from webhooks.services import deliveries_sweep
 
@@ -56,3 +58,15 @@ def test_traces_posted_while_the_broker_is_unreachable_are_accepted_and_kept_pen
     # The requeue sweep tries again without raising; the batch waits for the broker.
     batches_requeue(older_than=timedelta(0))
     assert IngestBatch.objects.get().status == IngestBatch.Status.PENDING
+
+
+def test_a_test_run_started_while_the_broker_is_unreachable_is_accepted_and_kept_pending(
+    client, shop, set_env, unreachable_broker
+):
+    set_env("http://127.0.0.1:9")
+
+    response = client.post("/api/v1/testing/runs", {"host": SHOP, "type": "XSS"}, format="json")
+
+    assert response.status_code == 202, response.content
+    run = TestRun.objects.get()
+    assert (str(run.uuid), run.status) == (response.json()["uuid"], TestRun.Status.PENDING)
