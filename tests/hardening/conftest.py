@@ -1,5 +1,5 @@
 """Real processes for the fault tests: a Redis server of our own (killed and restarted at will),
-Celery workers (killed with SIGKILL at will) and an HTTP receiver that can hold a request open.
+Celery workers (killed with SIGKILL at will) and an HTTP webhook receiver.
 
 The Redis server listens on ``FAULTS_REDIS_PORT`` (default 6392), never on the suite's shared
 Redis: these tests kill it. While a test runs, this process's Celery app publishes to it too.
@@ -220,19 +220,12 @@ class Received:
 
 
 class Receiver:
-    """A webhook receiver on 127.0.0.1 recording every POST.
-
-    Answers 200 at once, except: on ``/flaky`` the first attempt of each delivery gets a 503
-    (the delivery is retried 500 ms later); and the request number ``hold_at`` (1-based, over all
-    paths) is held open until :meth:`release`, so a test can act while that attempt is in flight.
-    """
+    """A webhook receiver on 127.0.0.1 recording every POST. Answers 200 at once, except on ``/flaky``
+    where the first attempt of each delivery gets a 503 (so it is retried 500 ms later)."""
 
     def __init__(self):
         self.requests: list[Received] = []
         self.lock = threading.Lock()
-        self.hold_at: int | None = None
-        self.held = threading.Event()
-        self._release = threading.Event()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -245,10 +238,6 @@ class Receiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 with receiver.lock:
                     receiver.requests.append(Received(self.path, dict(self.headers.items()), body))
-                    number = len(receiver.requests)
-                if number == receiver.hold_at:
-                    receiver.held.set()
-                    receiver._release.wait(timeout=60)
                 first = self.headers.get("X-Delivery-Attempt") == "1"
                 status = 503 if self.path == "/flaky" and first else 200
                 try:
@@ -257,15 +246,12 @@ class Receiver:
                     self.send_header("Connection", "close")
                     self.end_headers()
                 except OSError:
-                    pass  # the sender is gone (killed worker, timeout)
+                    pass  # the sender is gone
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def release(self) -> None:
-        self._release.set()
 
     def by_delivery(self) -> dict[str, list[Received]]:
         with self.lock:
@@ -275,7 +261,6 @@ class Receiver:
             return grouped
 
     def close(self) -> None:
-        self._release.set()
         self.server.shutdown()
         self.server.server_close()
 
