@@ -168,6 +168,43 @@ def test_deliveries_in_flight_when_the_worker_is_killed_are_all_done_after_a_new
     assert set(WebhookDelivery.objects.filter(reclaims=1).values_list("uuid", flat=True)) == set(claimed)
 
 
+def backend_gone(pid: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [pid])
+        return cursor.fetchone() == (0,)
+
+
+def test_a_batch_whose_analysis_worker_is_killed_mid_batch_is_analysed_once_by_the_next_worker(
+    client, workers, seeded_transactional_db
+):
+    worker = workers.start("celery", concurrency=1)
+    with usage_locked() as waiting:
+        assert post_batch(client, 0).status_code == 200
+        [pid] = wait_for(waiting, timeout=30)
+        worker.kill()  # half-way through the batch's transaction
+    # PostgreSQL rolls the dead worker's transaction back: nothing of the batch is left.
+    wait_for(lambda: backend_gone(pid), timeout=30)
+    assert (Endpoint.objects.count(), ApiTrace.objects.count()) == (0, 0)
+    assert IngestBatch.objects.get().status == IngestBatch.Status.PENDING
+
+    # Its message died unacknowledged with the worker; the requeue sweep sends it again.
+    workers.start("celery", concurrency=1)
+
+    def analysed():
+        if IngestBatch.objects.filter(status=IngestBatch.Status.DONE).exists():
+            return True
+        batches_requeue(older_than=timedelta(seconds=1))
+        time.sleep(0.5)
+        return False
+
+    wait_for(analysed, timeout=60, interval=0)
+    assert ApiTrace.objects.count() == 20
+    for endpoint in Endpoint.objects.all():
+        usage = client.get(f"/api/v1/endpoint/{endpoint.uuid}/usage").json()
+        assert sum(day["cnt"] for day in usage["dailyUsage"]) == 5
+    assert Counter(Alert.objects.values_list("type", flat=True)) == ALERTS_OF_THE_TRAFFIC
+
+
 # --------------------------------------------------------------------------------- broker restarted
 
 HOST = "shop.example.com"
