@@ -203,7 +203,7 @@ def alerts_fan_out(*, alerts: list) -> list[WebhookDelivery]:
             for alert, hook in matches
         ])
         for delivery in deliveries:
-            transaction.on_commit(partial(delivery_enqueue, delivery_id=delivery.uuid), robust=True)
+            transaction.on_commit(partial(_delivery_enqueue_after_commit, delivery_id=delivery.uuid))
     logger.info("fanned out %d alert(s) to %d delivery(ies)", len(alerts), len(deliveries))
     return deliveries
 
@@ -213,6 +213,17 @@ def delivery_enqueue(*, delivery_id, countdown: float | None = None) -> None:
     from .tasks import delivery_send_task
 
     delivery_send_task.apply_async((str(delivery_id),), countdown=countdown, queue=webhook_queue())
+
+
+def _delivery_enqueue_after_commit(*, delivery_id) -> None:
+    """Commit hook of :func:`alerts_fan_out`: a broker failure is logged and left to the sweep, never
+    raised into the caller, whose alerts and deliveries are already committed. (Not ``robust=True``:
+    Django's logging of a failed robust hook needs ``__qualname__``, which a ``partial`` lacks, and
+    raises ``AttributeError`` out of the commit instead.)"""
+    try:
+        delivery_enqueue(delivery_id=delivery_id)
+    except Exception:  # noqa: BLE001 - broker unreachable: the row stays PENDING, the sweep sends it
+        logger.warning("could not enqueue delivery %s; the sweep will send it", delivery_id)
 
 
 # --- one attempt ---------------------------------------------------------------------------

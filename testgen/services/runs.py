@@ -65,16 +65,26 @@ def test_run_start(*, host: str | None = None, endpoint: str | None = None, meth
     environment = _environment_or_conflict()
     if endpoint:
         endpoint_find(endpoint=endpoint, host=host, method=method)
-    from ..tasks import test_run_execute_task
-
     with transaction.atomic():
         run = TestRun.objects.create(
             source=TestRun.Source.API, host=host or "", endpoint=endpoint or "", method=method or "",
             template_name=template_name or "", template_version=version, base_url=environment.base_url,
         )
-        transaction.on_commit(partial(test_run_execute_task.delay, str(run.uuid)))
+        transaction.on_commit(partial(_run_enqueue, str(run.uuid)))
     logger.info("Test run %s queued", run.uuid)
     return run
+
+
+def _run_enqueue(run_id: str) -> None:
+    """Commit hook of :func:`test_run_start`: hand the run to the worker. A broker failure is logged,
+    not raised (the run is committed and the client gets its 202): the run stays PENDING and
+    :func:`test_runs_sweep` sends it later."""
+    from ..tasks import test_run_execute_task
+
+    try:
+        test_run_execute_task.delay(run_id)
+    except Exception:  # noqa: BLE001 - broker unreachable
+        logger.warning("could not enqueue test run %s; the sweep will send it", run_id)
 
 
 def test_run_execute(*, run_id, environ: Mapping[str, str] | None = None) -> TestRun | None:
