@@ -1,13 +1,11 @@
 """POST /clear-sensitive-data, manage.py clear_sensitive_data and POST /clear-all-datafields."""
 import importlib
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from django.apps import apps as django_apps
-from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from classification.models import DataField
@@ -15,6 +13,7 @@ from classification.services import endpoints_refresh_risk
 from core.enums import AlertType
 from detections.models import Alert
 from inventory.models import Endpoint
+from tests.support.processes import process_env
 from tests.factories import AlertFactory, DataFieldFactory, EndpointFactory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,10 +101,7 @@ class TestCommand:
 
 
 def _manage(args, stdin: str) -> subprocess.CompletedProcess:
-    db = settings.DATABASES["default"]
-    url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
-    return subprocess.run([sys.executable, "manage.py", "clear_sensitive_data", *args], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "manage.py", "clear_sensitive_data", *args], cwd=ROOT, env=process_env(),
                           input=stdin, capture_output=True, text=True, timeout=120)
 
 

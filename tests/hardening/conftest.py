@@ -8,37 +8,19 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import sys
-import tempfile
 import threading
-import time
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 import redis
 from django.conf import settings
-from django.db import connection
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.processes import Worker, start_worker, wait_for
+
 REDIS_PORT = int(os.environ.get("FAULTS_REDIS_PORT", "6392"))
-
-
-def wait_for(predicate, timeout: float = 30.0, interval: float = 0.05, message=None):
-    """Poll until ``predicate()`` is truthy; return its value or fail after ``timeout`` seconds
-    (with ``message()`` when given: what is left, read at that moment)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(message() if message else f"condition not met within {timeout} s")
-        time.sleep(interval)
 
 
 # --------------------------------------------------------------------------------- Redis
@@ -111,45 +93,6 @@ def broker():
 
 # --------------------------------------------------------------------------------- workers
 
-def _database_url() -> str:
-    db = connection.settings_dict
-    auth = db.get("USER") or "postgres"
-    if db.get("PASSWORD"):
-        auth += f":{db['PASSWORD']}"
-    return f"postgres://{auth}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
-
-
-@dataclass
-class Worker:
-    """One ``celery worker`` process group (the prefork parent and its children)."""
-
-    process: subprocess.Popen
-    log_path: str
-    queues: list[str]
-    done: bool = False
-
-    def log(self) -> str:
-        return Path(self.log_path).read_text(errors="replace")
-
-    def kill(self) -> None:
-        """SIGKILL the whole group: no warm shutdown, no message handed back, no attempt recorded."""
-        if not self.done:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-            self.done = True
-
-    def stop(self) -> None:
-        if self.done:
-            return
-        os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-        self.done = True
-
-
 @dataclass
 class Workers:
     """Starts workers on the test database and the test's own Redis; stops them all at the end."""
@@ -158,34 +101,13 @@ class Workers:
     started: list = field(default_factory=list)
 
     def start(self, *queues: str, concurrency: int = 2) -> Worker:
-        log = tempfile.NamedTemporaryFile(prefix="faults-worker-", suffix=".log", delete=False)
-        log.close()
-        env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "config.settings.test",
-            "DATABASE_URL": _database_url(),
-            "REDIS_URL": self.broker.url,
-            "WEBHOOK_QUEUE": settings.WEBHOOK_QUEUE,
-            "WEBHOOK_ALLOW_PRIVATE_TARGETS": "true",
-        }
-        with open(log.name, "w") as out:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", "prefork", "-c", str(concurrency),
-                 "-Q", ",".join(queues), "-n", f"faults-{uuid.uuid4().hex[:8]}@%h", "--without-gossip",
-                 "--without-mingle", "--without-heartbeat", "-l", "INFO"],
-                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-            )
-        worker = Worker(process, log.name, list(queues))
+        worker = start_worker(*queues, concurrency=concurrency, REDIS_URL=self.broker.url)
         self.started.append(worker)
-        wait_for(lambda: "ready." in worker.log() or process.poll() is not None, timeout=60)
-        if process.poll() is not None:
-            raise RuntimeError(f"celery worker exited:\n{worker.log()}")
         return worker
 
     def stop_all(self) -> None:
         for worker in self.started:
             worker.stop()
-            os.unlink(worker.log_path)
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ from webhooks import policy
 from webhooks.models import WebhookDelivery
 from webhooks.services import deliveries_sweep
 
-from .conftest import wait_for
+from tests.support.processes import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -9,18 +9,15 @@ by a real Celery worker on Redis.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
+from tests.support.processes import start_worker, wait_for
 from tests.inventory.ingest_support import seeded_transactional_db  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -50,34 +47,9 @@ def agent_venv(version: str) -> Path:
 @pytest.fixture
 def worker(seeded_transactional_db):  # noqa: F811
     """A real ``celery -A config worker`` on the test database and Redis."""
-    db = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        "REDIS_URL": settings.CELERY_BROKER_URL,
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--concurrency", "1", "--loglevel", "WARNING",
-         "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=ROOT, env=env, start_new_session=True,
-    )
+    process = start_worker("celery")
     yield process
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-
-
-def wait_for(predicate, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if result := predicate():
-            return result
-        time.sleep(0.2)
-    return predicate()
+    process.stop()
 
 
 def run_agent_app(*, kind: str, version: str, framework: str, server_url: str, key: str) -> dict:
@@ -105,7 +77,7 @@ def test_metlo_agent_traffic_appears_in_the_inventory(live_server, worker, clien
         found = {(e["method"], e["path"]) for e in response.json()}
         return found if {("GET", "/users/{param1}"), ("POST", "/login"), ("GET", "/search")} <= found else None
 
-    found = wait_for(endpoints)
+    found = wait_for(endpoints, timeout=30, interval=0.2)
     assert found, client.get("/api/v1/endpoints", {"limit": 50}).json()
     # The 404 answer created nothing.
     assert not any("does-not-exist" in path for _, path in found)

@@ -1,59 +1,27 @@
 """End to end with a real Celery worker process on Redis: an accepted batch gets analysed."""
-import os
-import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from classification.models import DataField
 from detections.models import Alert
 from inventory.ingest.accept import batches_requeue
 from inventory.models import Endpoint, IngestBatch
 
+from tests.support.processes import start_worker, wait_for
+
 from .ingest_support import raw_trace, sample, seeded_transactional_db  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def worker(seeded_transactional_db):  # noqa: F811
+def worker(seeded_transactional_db):
     """``celery -A config worker`` on the test database and the test Redis; stopped after the test."""
-    db = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        "REDIS_URL": settings.CELERY_BROKER_URL,
-    }
-    celery = Path(sys.executable).with_name("celery")
-    process = subprocess.Popen(
-        [str(celery), "-A", "config", "worker", "--concurrency", "1", "--loglevel", "INFO", "--without-gossip",
-         "--without-mingle", "--without-heartbeat"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-    )
+    process = start_worker("celery")
     yield process
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-
-
-def wait_for(predicate, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
+    process.stop()
 
 
 def test_a_real_worker_analyses_accepted_batches(client, worker):
@@ -62,7 +30,7 @@ def test_a_real_worker_analyses_accepted_batches(client, worker):
     response = client.post("/api/v2/log-request/batch", sample("v2-batch-flask-01.json"), format="json")
     assert response.status_code == 200
     assert wait_for(lambda: not IngestBatch.objects.exclude(status=IngestBatch.Status.DONE).exists()), (
-        worker.poll(), IngestBatch.objects.values_list("status", "error"))
+        worker.process.poll(), IngestBatch.objects.values_list("status", "error"))
     assert IngestBatch.objects.filter(status=IngestBatch.Status.DONE).count() == 2
     assert set(Endpoint.objects.values_list("path", flat=True)) == {"/login", "/users/{param1}"}
     assert DataField.objects.get(endpoint__path="/users/{param1}", data_path="user.email").data_classes == ["email"]

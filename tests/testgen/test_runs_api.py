@@ -1,20 +1,15 @@
 """Test runs: POST /testing/runs queues a run for the worker; GET reads runs and their results."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 import uuid
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.utils import timezone
 
 from testgen.models import TestRun, TestRunResult
 from testgen.services import test_run_execute, test_runs_sweep
+from tests.support.processes import start_worker, wait_for
 from tests.testgen.conftest import SHOP, run_command
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_templates")]
@@ -142,33 +137,16 @@ class TestRead:
 def test_a_real_worker_runs_a_queued_run(client, shop, serve, set_env):
     """POST /testing/runs, a Celery worker process picks the run up from Redis and records it."""
     set_env(serve(vulnerable=True).base_url)
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test",
-           "DATABASE_URL": _database_url(), "REDIS_URL": settings.CELERY_BROKER_URL,
-           "TESTGEN_SQLI_DELAY_SECONDS": "1"}
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo", "--loglevel", "WARNING",
-         "-Q", "celery", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=Path(settings.BASE_DIR), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
+    worker = start_worker("celery", pool="solo", TESTGEN_SQLI_DELAY_SECONDS="1")
     try:
         response = client.post(RUNS, {"endpoint": "/api/search", "type": "SQL_INJECTION"}, format="json")
         assert response.status_code == 202
         run_id = response.json()["uuid"]
-        deadline = time.monotonic() + 60
-        detail = {}
-        while time.monotonic() < deadline:
-            detail = client.get(f"{RUNS}/{run_id}").json()
-            if detail["status"] in ("DONE", "FAILED"):
-                break
-            time.sleep(0.3)
+        detail = wait_for(lambda: (d := client.get(f"{RUNS}/{run_id}").json())["status"] in ("DONE", "FAILED") and d,
+                          timeout=60, interval=0.3)
         assert detail["status"] == "DONE", detail
         assert (detail["numTests"], detail["numFailed"]) == (1, 1)
         assert detail["results"][0]["templateName"] == "SQL_INJECTION"
     finally:
-        worker.terminate()
-        worker.wait(timeout=20)
+        worker.stop()
 
-
-def _database_url() -> str:
-    db = settings.DATABASES["default"]
-    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"

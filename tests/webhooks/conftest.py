@@ -2,22 +2,18 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 import redis
 from django.conf import settings
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.processes import start_worker
+
 
 
 @dataclass
@@ -109,72 +105,18 @@ def receiver():
     server.close()
 
 
-def wait_for(predicate, timeout: float = 15.0, interval: float = 0.05):
-    """Poll until ``predicate()`` is truthy; return its value or fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        time.sleep(interval)
-
-
-def _database_url() -> str:
-    db = settings.DATABASES["default"]
-    auth = db.get("USER") or "postgres"
-    if db.get("PASSWORD"):
-        auth += f":{db['PASSWORD']}"
-    return f"postgres://{auth}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
-
-
-@dataclass
-class Worker:
-    queue: str
-    process: subprocess.Popen
-    log_path: str
-
-    def log(self) -> str:
-        return Path(self.log_path).read_text(errors="replace")
-
-
 @pytest.fixture(scope="session")
 def celery_worker(django_db_setup, django_db_blocker):
     """``celery -A config worker`` (solo pool) on the pytest database and Redis, consuming a queue
     of its own, so stray messages of other runs never reach it. Tests using it need
     ``transactional_db``: the worker only sees committed rows."""
     queue = f"webhooks-test-{uuid.uuid4().hex[:10]}"
-    log = tempfile.NamedTemporaryFile(prefix="celery-worker-", suffix=".log", delete=False)
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": _database_url(),
-        "REDIS_URL": settings.REDIS_URL,
-        "WEBHOOK_QUEUE": queue,
-        "WEBHOOK_ALLOW_PRIVATE_TARGETS": "true",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", "solo", "-Q", queue,
-         "-n", f"{queue}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "INFO"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    worker = Worker(queue, process, log.name)
+    worker = start_worker(queue, pool="solo", WEBHOOK_QUEUE=queue)
     try:
-        wait_for(lambda: "ready." in worker.log() or process.poll() is not None, timeout=60)
-        if process.poll() is not None:
-            raise RuntimeError(f"celery worker exited:\n{worker.log()}")
         previous = settings.WEBHOOK_QUEUE
         settings.WEBHOOK_QUEUE = queue
         yield worker
         settings.WEBHOOK_QUEUE = previous
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        worker.stop()
         redis.Redis.from_url(settings.REDIS_URL).delete(queue)
-        log.close()
-        os.unlink(log.name)

@@ -15,7 +15,7 @@ from webhooks.models import Webhook, WebhookDelivery, WebhookRun
 from webhooks.services import alerts_payloads
 from webhooks.tasks import deliveries_sweep_task
 
-from .conftest import wait_for
+from tests.support.processes import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -235,10 +235,10 @@ def test_sweep_resends_a_delivery_whose_worker_died_after_claiming_it_exactly_on
         status="SENDING", attempts=1, claimed_at=timezone.now() - timedelta(minutes=5),
     )
 
-    deliveries_sweep_task.apply_async(queue=celery_worker.queue)
+    deliveries_sweep_task.apply_async(queue=celery_worker.queues[0])
 
     wait_for(lambda: deliveries_finished(pk=delivery.pk))
-    deliveries_sweep_task.apply_async(queue=celery_worker.queue)  # a second sweep finds nothing to do
+    deliveries_sweep_task.apply_async(queue=celery_worker.queues[0])  # a second sweep finds nothing to do
     time.sleep(1.0)
     assert len(route.requests) == 1
     assert route.requests[0].headers["X-Delivery-Id"] == str(delivery.uuid)
@@ -257,7 +257,7 @@ def test_sweep_sends_a_pending_delivery_whose_message_was_lost(celery_worker, re
         next_attempt_at=long_ago, enqueued_at=long_ago,
     )
 
-    deliveries_sweep_task.apply_async(queue=celery_worker.queue)
+    deliveries_sweep_task.apply_async(queue=celery_worker.queues[0])
 
     wait_for(lambda: deliveries_finished(pk=delivery.pk))
     assert [r.headers["X-Delivery-Id"] for r in route.requests] == [str(delivery.uuid)]

@@ -9,7 +9,7 @@ from inventory.models import IngestBatch
 from tests.conftest import seed_builtin_data_classes
 from tests.inventory.ingest_support import raw_trace
 
-from .conftest import wait_for
+from tests.support.processes import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
