@@ -181,6 +181,11 @@ SPECTACULAR_SETTINGS = {
         "DataSectionEnum": "core.enums.DataSection",
         "HttpMethodEnum": "core.enums.HttpMethod",
     },
+    # 401/400/413/415/503 answers every route shares, added to each operation (core/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.schema.postprocess_common_responses",
+    ],
 }
 
 # --- Static files, i18n, auth -------------------------------------------
