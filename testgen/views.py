@@ -150,9 +150,11 @@ class TestRunsView(APIView):
     def get(self, request):
         query = validate(TestRunListQuery(data=query_dict(request.query_params)))
         runs = TestRun.objects.order_by("-created_at", "uuid")
-        page = runs[query["offset"]: query["offset"] + query["limit"]]
+        total = runs.count()
+        # An offset past the runs is an empty page (and may not fit PostgreSQL's bigint OFFSET).
+        page = runs[query["offset"]: query["offset"] + query["limit"]] if query["offset"] < total else []
         response = Response(TestRunSerializer(page, many=True).data)
-        response["X-Total-Count"] = str(runs.count())
+        response["X-Total-Count"] = str(total)
         return response
 
     @extend_schema(
