@@ -76,10 +76,15 @@ class ServiceBusy(ApiError):
         self.retry_after = retry_after
 
 
+MAX_ISSUES = 100
+
+
 class ZodError(ApiError):
-    """A validation error carrying zod-style issues."""
+    """A validation error carrying zod-style issues (the first ``MAX_ISSUES``: a body with 100,000
+    invalid items must not answer 100,000 issues)."""
 
     def __init__(self, issues: list[ZodIssue]):
+        issues = list(issues[:MAX_ISSUES])
         self.issues = issues
         super().__init__(zod_body(issues))
 
