@@ -15,6 +15,7 @@ from django.http import Http404, JsonResponse
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 
+from .logsafe import withheld
 from .zod import ZodIssue, issues_from_serializer
 
 logger = logging.getLogger(__name__)
@@ -140,10 +141,11 @@ def exception_handler(exc: Exception, context: dict) -> Response:
     if isinstance(exc, exceptions.APIException):
         return _json(str(exc.detail), exc.status_code)
     request = context.get("request")
-    logger.exception(
+    logger.error(
         "Unhandled error in %s %s",
         getattr(request, "method", "?"),
         getattr(request, "path", "?"),
+        exc_info=withheld(exc),
     )
     return _json("Internal server error.", status.HTTP_500_INTERNAL_SERVER_ERROR)
 
