@@ -15,6 +15,7 @@ from django.http import Http404, JsonResponse
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 
+from .logsafe import withheld
 from .zod import ZodIssue, issues_from_serializer
 
 logger = logging.getLogger(__name__)
@@ -76,10 +77,15 @@ class ServiceBusy(ApiError):
         self.retry_after = retry_after
 
 
+MAX_ISSUES = 100
+
+
 class ZodError(ApiError):
-    """A validation error carrying zod-style issues."""
+    """A validation error carrying zod-style issues (the first ``MAX_ISSUES``: a body with 100,000
+    invalid items must not answer 100,000 issues)."""
 
     def __init__(self, issues: list[ZodIssue]):
+        issues = list(issues[:MAX_ISSUES])
         self.issues = issues
         super().__init__(zod_body(issues))
 
@@ -135,10 +141,11 @@ def exception_handler(exc: Exception, context: dict) -> Response:
     if isinstance(exc, exceptions.APIException):
         return _json(str(exc.detail), exc.status_code)
     request = context.get("request")
-    logger.exception(
+    logger.error(
         "Unhandled error in %s %s",
         getattr(request, "method", "?"),
         getattr(request, "path", "?"),
+        exc_info=withheld(exc),
     )
     return _json("Internal server error.", status.HTTP_500_INTERNAL_SERVER_ERROR)
 

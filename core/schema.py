@@ -1,4 +1,16 @@
-"""drf-spectacular extension: document the raw-key ``Authorization`` header scheme."""
+"""drf-spectacular extensions: the raw-key ``Authorization`` scheme and the answers every route shares.
+
+Every route can answer a few things that have nothing to do with the route itself
+(DECISIONS §2–3): ``401 "Client unauthorized"`` without a valid key, a ZOD ``400`` for
+bad input, ``413`` for an oversized body and ``415`` for a body that is not in a
+media type the route parses. :func:`postprocess_common_responses` adds them to each
+operation (or gives a body schema to those a view documented by description only),
+so the published schema is precise without every view repeating them.
+"""
+from __future__ import annotations
+
+import copy
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 
@@ -13,3 +25,113 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
             "name": "Authorization",
             "description": "The raw API key, with no scheme word (`Authorization: <API_KEY>`).",
         }
+
+
+ZOD_ERROR_SCHEMA = {
+    "type": "object",
+    "description": "Validation failure (zod-style issues).",
+    "required": ["type", "message", "err"],
+    "properties": {
+        "type": {"type": "string", "enum": ["ZOD"]},
+        "message": {"type": "string", "enum": ["Invalid parameters"]},
+        "err": {
+            "type": "object",
+            "required": ["name", "issues"],
+            "properties": {
+                "name": {"type": "string", "enum": ["ZodError"]},
+                "issues": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["code", "path", "message"],
+                        "properties": {
+                            "code": {"type": "string"},
+                            "path": {"type": "array", "items": {"oneOf": [{"type": "string"}, {"type": "integer"}]}},
+                            "message": {"type": "string"},
+                        },
+                        "additionalProperties": True,
+                    },
+                },
+            },
+        },
+    },
+}
+
+PAYLOAD_TOO_LARGE = "Payload too large."
+_JSON = "application/json"
+
+
+def _string_response(description: str, *values: str, pattern: str | None = None) -> dict:
+    schema: dict = {"type": "string"}
+    if values:
+        schema["enum"] = list(values)
+    if pattern:
+        schema["pattern"] = pattern
+    return {"description": description, "content": {_JSON: {"schema": schema}}}
+
+
+def _zod_response(description: str = "Validation failure (zod-style issues).") -> dict:
+    return {"description": description, "content": {_JSON: {"schema": {"$ref": "#/components/schemas/ZodErrorBody"}}}}
+
+
+def _fill(responses: dict, code: str, default: dict) -> None:
+    """Add ``default`` as the ``code`` answer, or give it a body when the view described it in words only."""
+    current = responses.get(code)
+    if current is None:
+        responses[code] = copy.deepcopy(default)
+    elif not current.get("content"):
+        filled = copy.deepcopy(default)
+        filled["description"] = current.get("description") or default["description"]
+        responses[code] = filled
+
+
+def _widen_string_enum(response: dict, value: str) -> None:
+    """Let a documented JSON-string answer also be ``value`` (e.g. the framework's own 413 text)."""
+    schema = response.get("content", {}).get(_JSON, {}).get("schema", {})
+    if schema.get("type") == "string" and "enum" in schema and value not in schema["enum"]:
+        schema["enum"].append(value)
+
+
+def _is_authenticated(operation: dict, default_security: list | None) -> bool:
+    security = operation.get("security", default_security)
+    return bool(security) and all(requirement for requirement in security)
+
+
+def postprocess_common_responses(result, generator, request, public):
+    """drf-spectacular postprocessing hook: document the answers every route shares (see module docstring)."""
+    components = result.setdefault("components", {}).setdefault("schemas", {})
+    components.setdefault("ZodErrorBody", copy.deepcopy(ZOD_ERROR_SCHEMA))
+    default_security = result.get("security")
+    unauthorized = _string_response("Missing or unknown API key.", "Client unauthorized")
+    for path_item in result.get("paths", {}).values():
+        for method, operation in path_item.items():
+            if method not in {"get", "put", "post", "patch", "delete"}:
+                continue
+            responses = operation.setdefault("responses", {})
+            if _is_authenticated(operation, default_security):
+                _fill(responses, "401", unauthorized)
+            if operation.get("requestBody"):
+                _fill(responses, "400", _zod_response("Malformed or invalid body (zod-style issues)."))
+                _fill(responses, "413", _string_response("The request body is over the size limit.", PAYLOAD_TOO_LARGE))
+                _widen_string_enum(responses["413"], PAYLOAD_TOO_LARGE)
+                _fill(responses, "415", _string_response(
+                    "The body is not in a media type this route reads (see the request body's content types).",
+                    pattern=r"^Unsupported media type: ",
+                ))
+            elif "400" in responses:
+                _fill(responses, "400", _zod_response())
+            if "503" in responses:
+                _fill(responses, "503", _string_response("Service busy: retry after the `Retry-After` seconds."))
+                responses["503"].setdefault("headers", {})["Retry-After"] = {
+                    "description": "Seconds to wait before retrying.",
+                    "required": True,
+                    "schema": {"type": "integer", "minimum": 1},
+                }
+            if "X-Total-Count" in operation.get("description", "") and "200" in responses:
+                responses["200"].setdefault("headers", {})["X-Total-Count"] = {
+                    "description": "Number of matches before paging.",
+                    "required": True,
+                    "schema": {"type": "integer", "minimum": 0},
+                }
+            operation["responses"] = dict(sorted(responses.items()))
+    return result

@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from core.enums import AlertType
+from core.logsafe import withheld
 
 from .models import OpenApiSpec
 from .services import AlertCandidate
@@ -488,8 +489,8 @@ def _spec_diff(pairs) -> tuple[list[AlertCandidate], dict]:
     for item in seen:
         try:
             candidates.extend(_differences(item, specs_by_host[host_key(item.host)]))
-        except Exception:  # a spec construct we cannot evaluate must not break trace analysis
-            logger.warning("spec diff skipped for endpoint %s", item.endpoint_id, exc_info=True)
+        except Exception as exc:  # a spec construct we cannot evaluate must not break trace analysis
+            logger.warning("spec diff skipped for endpoint %s", item.endpoint_id, exc_info=withheld(exc))
     return candidates, links
 
 

@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.errors import ConflictError, NotFoundError, PayloadTooLarge, ZodError
+from core.safejson import NUL, has_nul
 
 from .models import OpenApiSpec
 from .specdiff import endpoints_link_specs, spec_hosts_and_base_paths
@@ -100,6 +101,8 @@ def spec_parse(*, raw: bytes) -> ParsedSpec:
         document = json.loads(json.dumps(document, default=str))
     except (ValueError, TypeError, RecursionError):
         raise _invalid("The document cannot be represented as JSON.") from None
+    if NUL in text or has_nul(document):  # PostgreSQL cannot store it (text and jsonb)
+        raise _invalid("The document contains a NUL character.")
     version = document.get("openapi")
     if not isinstance(version, str) or not re.match(r"^3\.\d+(\.\d+)?", version):
         found = f"swagger {document['swagger']}" if "swagger" in document else "no 'openapi' version field"
@@ -148,7 +151,8 @@ def spec_name_from_filename(filename: str | None) -> str:
 
 
 def spec_get(*, name: str) -> OpenApiSpec:
-    spec = OpenApiSpec.objects.filter(name=name).first()
+    # A name no spec can have (e.g. with a NUL, which PostgreSQL refuses in a query) is simply unknown.
+    spec = OpenApiSpec.objects.filter(name=name).first() if NAME_RE.fullmatch(name) else None
     if spec is None:
         raise SpecNotFound()
     return spec
@@ -174,7 +178,7 @@ def spec_replace(*, name: str, raw: bytes) -> OpenApiSpec:
     """Replace the document of an existing spec; relinks the endpoints of old and new hosts."""
     parsed = spec_parse(raw=raw)
     with transaction.atomic():
-        spec = OpenApiSpec.objects.select_for_update().filter(name=name).first()
+        spec = OpenApiSpec.objects.select_for_update().filter(name=name).first() if NAME_RE.fullmatch(name) else None
         if spec is None:
             raise SpecNotFound()
         old_hosts = list(spec.hosts)

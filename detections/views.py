@@ -48,7 +48,8 @@ class AlertsView(APIView):
             endpoint_id=query.get("endpoint"),
         )
         total = alerts.count()
-        page = alerts[query["offset"]: query["offset"] + query["limit"]]
+        # An offset past the matches is an empty page (and may not fit PostgreSQL's bigint OFFSET).
+        page = alerts[query["offset"]: query["offset"] + query["limit"]] if query["offset"] < total else []
         response = Response(AlertSerializer(page, many=True).data)
         response["X-Total-Count"] = str(total)
         return response

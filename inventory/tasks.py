@@ -8,6 +8,8 @@ from celery import shared_task
 from django.conf import settings
 from django.db import OperationalError
 
+from core.logsafe import WithheldError, error_name, withheld
+
 from .ingest.accept import batches_requeue
 from .ingest.maintenance import ingest_prune
 from .ingest.pipeline import batch_analyze, batch_record_failure
@@ -30,12 +32,14 @@ def analyze_batch_task(self, batch_id: int) -> None:
         if isinstance(exc, OperationalError):
             logger.warning("ingest batch %s: database error (%s), will retry", batch_id, type(exc).__name__)
         else:
-            logger.exception("ingest batch %s: analysis failed", batch_id)
+            logger.error("ingest batch %s: analysis failed", batch_id, exc_info=withheld(exc))
         failed = batch_record_failure(batch_id=batch_id, error=exc)
         if failed:
             logger.error("ingest batch %s marked FAILED after repeated errors", batch_id)
             return
-        raise self.retry(countdown=min(60, 2 ** min(self.request.retries, 6)), exc=exc) from exc
+        # Celery logs the retry reason: its name only, not a message that may quote trace data.
+        raise self.retry(countdown=min(60, 2 ** min(self.request.retries, 6)),
+                         exc=WithheldError(error_name(exc))) from None
 
 
 @shared_task

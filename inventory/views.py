@@ -3,10 +3,12 @@ import zlib
 
 import orjson
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.exceptions import UnsupportedMediaType
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import PayloadTooLarge, ZodError
+from core.safejson import nested_deeper_than, strip_nul
 
 from .ingest.accept import traces_accept
 from .ingest.agent_config import agent_config
@@ -38,8 +40,22 @@ _INGEST_ERRORS = {
 }
 
 
+# Deepest JSON accepted in an ingestion body (bodies sent as objects included); well under the
+# nesting Python's json encoder and orjson's encoder (254) can handle.
+MAX_TRACE_DEPTH = 128
+
+
+def _is_json_media_type(request) -> bool:
+    """Agents send ``application/json``; a body declared as anything else (text, XML, forms) is refused."""
+    media_type = request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
+    return not media_type or media_type == "application/json" or media_type.endswith("+json")
+
+
 def _read_json(request):
-    """The request body as JSON: 10 MB limit (gzip bodies inflated within it), malformed JSON is a ZOD 400."""
+    """The request body as JSON: 10 MB limit (gzip bodies inflated within it), malformed JSON is a ZOD 400,
+    a body declared in another media type is 415."""
+    if not _is_json_media_type(request):
+        raise UnsupportedMediaType(request.META.get("CONTENT_TYPE", ""))
     body = request.body
     if len(body) > MAX_REQUEST_BYTES:
         raise PayloadTooLarge()
@@ -55,9 +71,15 @@ def _read_json(request):
         # PostgreSQL text and jsonb cannot hold NUL characters: U+FFFD stands in for them.
         body = body.replace(b"\\u0000", b"\\ufffd")
     try:
-        return orjson.loads(body)
+        payload = orjson.loads(body)
     except orjson.JSONDecodeError:
         raise ZodError([{"code": "custom", "path": [], "message": "Malformed request body: invalid JSON"}]) from None
+    if nested_deeper_than(payload, MAX_TRACE_DEPTH):
+        # Storing it (JSONField's json.dumps) or walking it would exhaust the stack: a 500.
+        raise ZodError([{"code": "custom", "path": [],
+                         "message": f"Malformed request body: nested deeper than {MAX_TRACE_DEPTH} levels"}])
+    # NUL can only arrive escaped in JSON; PostgreSQL refuses it in jsonb/text, so it is dropped.
+    return strip_nul(payload) if b"\\u0000" in body else payload
 
 
 class _IngestView(APIView):

@@ -114,9 +114,9 @@ def similar(text_a: str, payload_a: str | None, text_b: str, payload_b: str | No
     bodies the same text without payload, digits and hex ids."""
     try:
         json_a, json_b = json.loads(text_a), json.loads(text_b)
-    except ValueError:
+        return _shape(json_a, payload_a) == _shape(json_b, payload_b)
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply to compare structurally
         return _normal_text(text_a, payload_a) == _normal_text(text_b, payload_b)
-    return _shape(json_a, payload_a) == _shape(json_b, payload_b)
 
 
 # --- conditions ---------------------------------------------------------------------------

@@ -22,12 +22,14 @@ from django.db.models.functions import RowNumber
 
 from classification.models import DataField
 from core.enums import DataSection
+from core.safejson import nested_deeper_than
 from inventory.models import ApiTrace, Endpoint, ObservedPath
 
 REDACTED = "[REDACTED]"
 # Newest observed paths and traces read per endpoint.
 OBSERVED_PATHS_PER_ENDPOINT = 20
 TRACES_PER_ENDPOINT = 5
+MAX_EXAMPLE_DEPTH = 64
 # Header names that carry credentials, in the order we prefer them.
 CREDENTIAL_HEADERS = ("authorization", "x-api-key", "api-key", "apikey", "x-auth-token", "x-access-token", "cookie")
 CANONICAL_HEADER = {
@@ -218,10 +220,13 @@ def _parse_body(text: str, content_type: str) -> tuple[Any, str | None]:
     ctype = content_type.lower()
     if "json" in ctype or text[:1] in "{[":
         try:
-            return json.loads(text), "json"
-        except ValueError:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
             if "json" in ctype:
                 return None, None
+        else:
+            # Examples are walked recursively (_sanitize, payload placement): deep nesting is unusable.
+            return (value, "json") if not nested_deeper_than(value, MAX_EXAMPLE_DEPTH) else (None, None)
     if "x-www-form-urlencoded" in ctype or ("=" in text and " " not in text and "\n" not in text):
         pairs = parse_qsl(text, keep_blank_values=True)
         if pairs:

@@ -72,7 +72,7 @@ class Exchange:
         if self._json is None:
             try:
                 self._json = json.loads(self.text) if self.text else MISSING
-            except ValueError:
+            except (ValueError, RecursionError):  # a target may answer anything
                 self._json = MISSING
         return self._json
 

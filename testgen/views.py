@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from core.enums import HttpMethod
 from core.errors import validate
 from core.params import query_dict
+from core.schema import ZOD_ERROR_SCHEMA
 
 from . import services
 from .errors import NoEndpointSpecified, TestRunNotFound
@@ -35,19 +36,16 @@ _OPTION_PARAMETERS = [
     OpenApiParameter("version", int, required=False, description="Template version (needs `type`)."),
 ]
 _NOT_FOUND = OpenApiResponse(
-    response={"type": "object", "properties": {"success": {"type": "boolean", "enum": [False]},
-                                                "msg": {"type": "string", "enum": ["Could not find endpoint."]}}},
+    response={"type": "object", "required": ["success", "msg"],
+              "properties": {"success": {"type": "boolean", "enum": [False]},
+                             "msg": {"type": "string", "enum": ["Could not find endpoint."]}}},
     description="No endpoint matches.",
 )
-_ZOD = OpenApiResponse(
-    response={"type": "object", "properties": {
-        "type": {"type": "string", "enum": ["ZOD"]}, "message": {"type": "string", "enum": ["Invalid parameters"]},
-        "err": {"type": "object", "properties": {"name": {"type": "string"}, "issues": {"type": "array", "items": {
-            "type": "object", "additionalProperties": True}}}}}},
-    description="Validation error (zod-style issues).",
+_ZOD = OpenApiResponse(response=ZOD_ERROR_SCHEMA, description="Validation error (zod-style issues).")
+_NO_ENDPOINT = OpenApiResponse(
+    response={"oneOf": [{"type": "string", "enum": ["No endpoint specified."]}, ZOD_ERROR_SCHEMA]},
+    description="`endpoint` (or `host`) missing: the JSON string; other invalid parameters: ZOD body.",
 )
-_NO_ENDPOINT = OpenApiResponse(response={"type": "string", "enum": ["No endpoint specified."]},
-                               description="`endpoint` (or `host`) missing, or invalid parameters (ZOD body).")
 
 
 def _required_text(request, name: str) -> None:
@@ -144,16 +142,19 @@ class TestRunsView(APIView):
 
     @extend_schema(
         operation_id="testing_runs_list",
-        parameters=[OpenApiParameter("offset", int, required=False), OpenApiParameter("limit", int, required=False)],
+        parameters=[TestRunListQuery],
         responses={200: TestRunSerializer(many=True), 400: _ZOD},
+        description="Newest first. The `X-Total-Count` response header carries the number of runs before paging.",
         tags=["testing"],
     )
     def get(self, request):
         query = validate(TestRunListQuery(data=query_dict(request.query_params)))
         runs = TestRun.objects.order_by("-created_at", "uuid")
-        page = runs[query["offset"]: query["offset"] + query["limit"]]
+        total = runs.count()
+        # An offset past the runs is an empty page (and may not fit PostgreSQL's bigint OFFSET).
+        page = runs[query["offset"]: query["offset"] + query["limit"]] if query["offset"] < total else []
         response = Response(TestRunSerializer(page, many=True).data)
-        response["X-Total-Count"] = str(runs.count())
+        response["X-Total-Count"] = str(total)
         return response
 
     @extend_schema(

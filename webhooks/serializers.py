@@ -57,7 +57,7 @@ class WebhookInputSerializer(serializers.Serializer):
     url = WebhookUrlField()
     alertTypes = serializers.ListField(
         child=serializers.ChoiceField(choices=AlertType.values), required=False, default=list,
-        help_text="Alert types to receive; empty means all.",
+        max_length=len(AlertType.values), help_text="Alert types to receive; empty means all.",
     )
     hosts = serializers.ListField(
         child=StrictCharField(max_length=255), required=False, default=list, max_length=100,

@@ -145,11 +145,9 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["core.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
-        "rest_framework.parsers.MultiPartParser",
-        "rest_framework.parsers.FormParser",
-    ],
+    # JSON bodies only; upload routes (GraphQL schema, OpenAPI specs) set their own multipart parsers.
+    # Anything else is 415 (DECISIONS §1: request bodies are JSON).
+    "DEFAULT_PARSER_CLASSES": ["core.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
@@ -181,6 +179,11 @@ SPECTACULAR_SETTINGS = {
         "DataSectionEnum": "core.enums.DataSection",
         "HttpMethodEnum": "core.enums.HttpMethod",
     },
+    # 401/400/413/415/503 answers every route shares, added to each operation (core/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.schema.postprocess_common_responses",
+    ],
 }
 
 # --- Static files, i18n, auth -------------------------------------------

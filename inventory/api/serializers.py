@@ -1,7 +1,7 @@
 """Wire shapes (camelCase) of the inventory routes and validation of their inputs."""
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from classification.serializers import DataFieldSerializer
@@ -315,18 +315,19 @@ class DataFieldDetectionSerializer(DataFieldSerializer):
         return {"uuid": str(endpoint.uuid), "host": endpoint.host.name, "method": endpoint.method, "path": endpoint.path}
 
 
-class NewEndpointDetectionsSerializer(serializers.Serializer):
-    """GET /new-detections with detectionType=ENDPOINT: endpoint list items, newest first."""
+class NewDetectionsSerializer(serializers.Serializer):
+    """GET /new-detections: endpoint list items (detectionType=ENDPOINT) or data fields with their endpoint
+    (DATA_FIELD), newest first, and the number of matches."""
 
-    items = EndpointListItemSerializer(many=True)
-    total = serializers.IntegerField()
-
-
-class NewDataFieldDetectionsSerializer(serializers.Serializer):
-    """GET /new-detections with detectionType=DATA_FIELD: data fields with their endpoint, newest first."""
-
-    items = DataFieldDetectionSerializer(many=True)
-    total = serializers.IntegerField()
+    # Documentation only (the view builds the body). One object whose items are either kind, rather
+    # than two alternative objects: an empty page is then valid under exactly one schema.
+    items = PolymorphicProxySerializer(
+        component_name="NewDetectionItem",
+        serializers=[EndpointListItemSerializer, DataFieldDetectionSerializer],
+        resource_type_field_name=None,
+        many=True,
+    )
+    total = serializers.IntegerField(min_value=0)
 
 
 class NewDetectionsAggItemSerializer(serializers.Serializer):

@@ -1,7 +1,7 @@
 """Routes of SPEC "Endpoints", "Hosts" and "New detections": thin views over the services."""
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, OpenApiResponse, PolymorphicProxySerializer, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, OpenApiResponse, extend_schema
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -271,11 +271,7 @@ class NewDetectionsView(APIView):
         operation_id="new_detections",
         parameters=[s.NewDetectionsQuerySerializer],
         responses={
-            200: PolymorphicProxySerializer(
-                component_name="NewDetections",
-                serializers=[s.NewEndpointDetectionsSerializer, s.NewDataFieldDetectionsSerializer],
-                resource_type_field_name=None,
-            ),
+            200: s.NewDetectionsSerializer,
             400: VALIDATION,
         },
         description="Endpoints first detected (ENDPOINT) or data fields created (DATA_FIELD) between `start` and "

@@ -22,6 +22,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from core.errors import ServiceBusy
+from core.logsafe import withheld
 from inventory.models import IngestBatch
 
 logger = logging.getLogger(__name__)
@@ -47,8 +48,9 @@ def batch_enqueue(batch_id: int) -> None:
 
     try:
         analyze_batch_task.delay(batch_id)
-    except Exception:  # noqa: BLE001 - the broker is down: the row is safe, the sweep re-sends it
-        logger.exception("could not enqueue ingest batch %s; the sweep will retry", batch_id)
+    except Exception as exc:  # noqa: BLE001 - the broker is down: the row is safe, the sweep re-sends it
+        # Withheld: broker errors can quote the broker URL (and its password).
+        logger.error("could not enqueue ingest batch %s; the sweep will retry", batch_id, exc_info=withheld(exc))
 
 
 def traces_accept(*, traces: list, processed: bool) -> IngestBatch | None:

@@ -25,10 +25,12 @@ from urllib.parse import parse_qsl
 import orjson
 
 from core.enums import DataSection
+from core.safejson import nested_deeper_than, strip_nul
 
 MAX_ARRAY_ITEMS = 50
 MAX_LEAVES = 1000
 MAX_DEPTH = 32
+MAX_PARSED_DEPTH = 128
 TEXT_DETECT_CHARS = 4096
 
 JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number"}
@@ -76,10 +78,16 @@ def flatten_json(value: object, section: str, out: list[Leaf], prefix: str = "",
 
 
 def parse_json(text: str) -> tuple[bool, object]:
+    """(True, value) for a JSON body the analysis can handle; a body nested deeper than
+    ``MAX_PARSED_DEPTH`` is treated as text (redaction walks it recursively, orjson re-encodes it)."""
     try:
-        return True, orjson.loads(text)
+        parsed = orjson.loads(text)
     except (orjson.JSONDecodeError, TypeError):
         return False, None
+    if nested_deeper_than(parsed, MAX_PARSED_DEPTH):
+        return False, None
+    # An escaped NUL (\u0000) becomes a real one: PostgreSQL refuses it in data paths and stored bodies.
+    return True, strip_nul(parsed) if "\\u0000" in text else parsed
 
 
 def parse_body(text: str, content_type: str) -> tuple[str, object]:

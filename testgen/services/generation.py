@@ -11,6 +11,7 @@ import uuid
 from typing import Any
 
 from core.enums import HttpMethod
+from core.logsafe import withheld
 from inventory.models import Endpoint, Host
 
 from ..errors import TestEndpointNotFound
@@ -106,8 +107,9 @@ def test_generate(*, endpoint: Endpoint, template_name: str | None = None, versi
             continue
         try:
             test = template.generate(profile, context)
-        except Exception:  # a template bug on unusual traffic must not fail the route
-            logger.exception("Template %s v%s failed on endpoint %s", template.name, template.version, endpoint.uuid)
+        except Exception as exc:  # a template bug on unusual traffic must not fail the route
+            logger.error("Template %s v%s failed on endpoint %s", template.name, template.version, endpoint.uuid,
+                         exc_info=withheld(exc))
             continue
         return {"success": True, "templateName": template.name, "templateVersion": template.version, "test": test}
     return {"success": False, "msg": NO_TEMPLATE}

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import ConflictError
+from core.logsafe import withheld
 from inventory.models import Host
 
 from ..models import TestRun, TestRunResult
@@ -108,8 +109,8 @@ def test_run_execute(*, run_id, environ: Mapping[str, str] | None = None) -> Tes
         return run
     try:
         results = tests_run(tests=tests, environment=environment, environ=environ)
-    except Exception:
-        logger.exception("Test run %s stopped on an unexpected error", run.uuid)
+    except Exception as exc:
+        logger.error("Test run %s stopped on an unexpected error", run.uuid, exc_info=withheld(exc))
         test_run_fail(run=run, error="The run stopped on an unexpected error.")
         return run
     test_run_record(run=run, results=results, not_generated=not_generated)
