@@ -102,10 +102,22 @@ def traces() -> list[dict]:
     return [login, profile, anonymous]
 
 
+# The on-commit functions that enqueue each task (other on-commit callbacks, such as the ingestion
+# pipeline's cache refresh, are not enqueues and are left alone).
+ENQUEUERS = {
+    "analyze_batch_task": "batch_enqueue",
+    "delivery_send_task": "_delivery_enqueue_after_commit",
+    "test_run_execute_task": "_run_enqueue",
+}
+
+
 def run_enqueued(callbacks, task) -> int:
     """Run in this process, with Celery's tracing, the tasks whose enqueueing was captured on commit."""
     ran = 0
+    enqueuer = ENQUEUERS[task.name.rsplit(".", 1)[-1]]
     for callback in callbacks:
+        if getattr(getattr(callback, "func", None), "__name__", None) != enqueuer:
+            continue
         args = getattr(callback, "args", ()) or ()
         kwargs = getattr(callback, "keywords", {}) or {}
         ident = args[0] if args else next(iter(kwargs.values()), None)

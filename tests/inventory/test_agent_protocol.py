@@ -234,17 +234,20 @@ def test_a_backlog_over_the_limit_answers_503_with_retry_after(client, django_ca
     assert client.post(V1_BATCH, [raw_trace()] * 3, format="json").status_code == 200
 
 
-def test_nul_characters_are_stored_as_replacement_characters(client, django_capture_on_commit_callbacks):
+def test_nul_characters_are_dropped_and_the_trace_analysed(client, django_capture_on_commit_callbacks):
+    from classification.models import DataField
     from inventory.models import ApiTrace
 
-    body = json.dumps([raw_trace(path="/nul", response_body={"na\u0000me": "a\u0000b"})]).encode()
+    body = json.dumps([raw_trace(path="/n\u0000ul", response_body={"na\u0000me": "a\u0000b"})]).encode()
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = client.generic("POST", V1_BATCH, body, content_type="application/json")
     assert response.status_code == 200
     from inventory.tasks import analyze_batch_task
 
     analyze_batch_task(*callbacks[0].args)
-    assert json.loads(ApiTrace.objects.get().response_body) == {"na\ufffdme": "a\ufffdb"}
+    trace = ApiTrace.objects.get()
+    assert trace.path == "/nul"
+    assert DataField.objects.filter(endpoint=trace.endpoint, data_path="name").exists()
 
 
 def test_the_openapi_schema_documents_the_agent_routes(anon_client):

@@ -12,7 +12,8 @@ from tqdm import tqdm
 from core.errors import PayloadTooLarge, ServiceBusy, ZodError
 from inventory.ingest.accept import traces_accept, traces_ingest_now
 from inventory.ingest.har import har_traces
-from inventory.ingest.validation import MAX_TRACES_PER_BATCH, traces_validate, without_nul
+from core.safejson import strip_nul
+from inventory.ingest.validation import MAX_TRACES_PER_BATCH, traces_validate
 
 
 class Command(BaseCommand):
@@ -56,7 +57,7 @@ class Command(BaseCommand):
         if not isinstance(har, dict) or not isinstance(har.get("log"), dict):
             raise CommandError(f"{file} is not a HAR file (no 'log' object).")
 
-        entries = [without_nul(t) for t in har_traces(har)]
+        entries = [strip_nul(t) for t in har_traces(har)]
         imported = skipped = 0
         pending: list[dict] = []
         bar = tqdm(total=len(entries), unit="entry", disable=no_progress, desc="import_har")
