@@ -1,5 +1,7 @@
 """drf-spectacular extensions: the raw-key ``Authorization`` scheme and the answers every route shares.
 
+It also gives response timestamps the wire pattern of DECISIONS §1 (milliseconds and ``Z``).
+
 Every route can answer a few things that have nothing to do with the route itself
 (DECISIONS §2–3): ``401 "Client unauthorized"`` without a valid key, a ZOD ``400`` for
 bad input, ``413`` for an oversized body and ``415`` for a body that is not in a
@@ -58,6 +60,8 @@ ZOD_ERROR_SCHEMA = {
 }
 
 PAYLOAD_TOO_LARGE = "Payload too large."
+# DECISIONS §1: every timestamp on the wire is UTC with milliseconds and Z.
+TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
 _JSON = "application/json"
 
 
@@ -97,10 +101,27 @@ def _is_authenticated(operation: dict, default_security: list | None) -> bool:
     return bool(security) and all(requirement for requirement in security)
 
 
+def _timestamps_precise(node) -> None:
+    """Give every ``date-time`` string of a response shape the wire pattern (inputs stay lenient)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if item.get("type") == "string" and item.get("format") == "date-time":
+                item.setdefault("pattern", TIMESTAMP_PATTERN)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
 def postprocess_common_responses(result, generator, request, public):
     """drf-spectacular postprocessing hook: document the answers every route shares (see module docstring)."""
     components = result.setdefault("components", {}).setdefault("schemas", {})
     components.setdefault("ZodErrorBody", copy.deepcopy(ZOD_ERROR_SCHEMA))
+    # COMPONENT_SPLIT_REQUEST: request shapes are the "...Request" components; the others are answers.
+    for name, component in components.items():
+        if not name.endswith("Request"):
+            _timestamps_precise(component)
     default_security = result.get("security")
     unauthorized = _string_response("Missing or unknown API key.", "Client unauthorized")
     for path_item in result.get("paths", {}).values():

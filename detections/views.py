@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -108,7 +108,7 @@ def _upload(request) -> tuple[str | None, bytes]:
 class SpecNewView(APIView):
     """``POST /api/v1/spec/new``."""
 
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]  # a urlencoded form cannot carry the file
 
     @extend_schema(
         operation_id="spec_create",
@@ -149,7 +149,7 @@ class SpecsView(APIView):
 class SpecView(APIView):
     """``GET`` / ``PUT`` / ``DELETE /api/v1/spec/{name}``."""
 
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]  # a urlencoded form cannot carry the file
 
     @extend_schema(
         operation_id="spec_read",

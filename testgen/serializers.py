@@ -9,6 +9,7 @@ from django.core.validators import URLValidator
 from rest_framework import serializers
 
 from core.enums import HttpMethod
+from detections.serializers import TimestampField
 
 from .services.environment import BUILTIN_KEYS
 from .templates import template_names, template_versions
@@ -296,9 +297,9 @@ class TestRunSerializer(serializers.Serializer):
     numErrors = serializers.IntegerField(source="num_errors")
     numNotGenerated = serializers.IntegerField(source="num_not_generated")
     error = serializers.CharField(allow_null=True)
-    createdAt = serializers.DateTimeField(source="created_at")
-    startedAt = serializers.DateTimeField(source="started_at", allow_null=True)
-    finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)
+    createdAt = TimestampField(source="created_at")
+    startedAt = TimestampField(source="started_at", allow_null=True)
+    finishedAt = TimestampField(source="finished_at", allow_null=True)
 
     def to_representation(self, instance):
         data = super().to_representation(instance)

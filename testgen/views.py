@@ -33,7 +33,8 @@ from .templates import template_names
 _OPTION_PARAMETERS = [
     OpenApiParameter("type", str, enum=template_names(), required=False,
                      description="Template to use; without it the most relevant applicable one (DECISIONS §8)."),
-    OpenApiParameter("version", int, required=False, description="Template version (needs `type`)."),
+    OpenApiParameter("version", {"type": "integer", "minimum": 1, "maximum": 1000}, required=False,
+                     description="Template version (needs `type`)."),
 ]
 _NOT_FOUND = OpenApiResponse(
     response={"type": "object", "required": ["success", "msg"],

@@ -145,6 +145,8 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["core.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # JSON whatever the Accept header says (no 406): core/negotiation.py.
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.negotiation.JsonContentNegotiation",
     # JSON bodies only; upload routes (GraphQL schema, OpenAPI specs) set their own multipart parsers.
     # Anything else is 415 (DECISIONS §1: request bodies are JSON).
     "DEFAULT_PARSER_CLASSES": ["core.parsers.JSONParser"],

@@ -112,20 +112,35 @@ class FullTraceCaptureBodySerializer(serializers.Serializer):
 class UuidListBodySerializer(serializers.Serializer):
     """Body of DELETE /endpoints: a non-empty list of endpoint uuids (unknown ones are ignored)."""
 
-    uuids = serializers.ListField(child=serializers.UUIDField(), allow_empty=False, max_length=10_000)
+    uuids = serializers.ListField(child=serializers.UUIDField(), allow_empty=False, min_length=1, max_length=10_000)
 
 
 class HostListBodySerializer(serializers.Serializer):
     """Body of DELETE /hosts: a non-empty list of hostnames (unknown ones are ignored)."""
 
-    hosts = serializers.ListField(child=StrictCharField(max_length=255), allow_empty=False, max_length=10_000)
+    hosts = serializers.ListField(child=StrictCharField(max_length=255), allow_empty=False, min_length=1,
+                                  max_length=10_000)
+
+
+_SEGMENT_CHAR = r"[^/?#\\<>&=\s\u0000-\u001f\u007f]"
+
+
+@extend_schema_field({
+    "type": "string", "maxLength": 2048, "pattern": "^/(SEG+(/SEG+)*)?$".replace("SEG", _SEGMENT_CHAR),
+    "description": "Starts with /, no empty segment, none of ? # \\ < > & =, no whitespace or control "
+                   "character, as many segments as the current pattern; parameters as whole {…} segments.",
+})
+class PathPatternField(StrictCharField):
+    """A path pattern of update-paths. The rules are checked by the service (SPEC's 400 string), so the
+    pattern is documentation only."""
 
 
 class UpdatePathsBodySerializer(serializers.Serializer):
     """Body of POST /endpoint/{id}/update-paths (path rules are checked by the service: 400 ``"<path>: <reason>"``)."""
 
     paths = serializers.ListField(
-        child=StrictCharField(max_length=2048, trim_whitespace=False), allow_empty=False, max_length=100
+        child=PathPatternField(max_length=2048, trim_whitespace=False), allow_empty=False, min_length=1,
+        max_length=100,
     )
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, OpenApiResponse, extend_schema
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -185,7 +185,7 @@ class EndpointUpdatePathsView(APIView):
 class EndpointGraphQlSchemaView(APIView):
     """``PUT`` and ``DELETE /endpoint/{id}/graphql-schema``."""
 
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]  # a urlencoded form cannot carry the file
 
     @extend_schema(
         operation_id="endpoint_graphql_schema_upload",

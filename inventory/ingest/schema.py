@@ -22,7 +22,7 @@ class TraceRequestSerializer(serializers.Serializer):
     url = UrlSerializer()
     headers = PairSerializer(many=True, required=False, allow_null=True)
     body = serializers.CharField(required=False, allow_null=True, allow_blank=True)
-    method = serializers.CharField()
+    method = serializers.RegexField(r"^[A-Za-z]{1,16}$", help_text="An HTTP method token, e.g. GET.")
 
 
 class TraceResponseSerializer(serializers.Serializer):

@@ -465,3 +465,17 @@ class TestPathParameters:
         assert client.put(f"/api/v1/alert/{value}", {"updateType": "resolve"}, format="json").status_code == 404
         assert client.put(f"/api/v1/data-field/{value}/update-entity", {"entity": "x"},
                           format="json").status_code == 404
+
+
+# ----------------------------------------------------------------------------- Accept header
+
+class TestAcceptHeader:
+    @pytest.mark.parametrize("accept", ["", "text/html", "application/xml", "image/png;q=1", ";;;", "*/*"])
+    def test_any_accept_header_gets_json(self, client, unchanged, accept, inventory):
+        for path in ("/api/v1/endpoints", f"/api/v1/endpoint/{inventory.endpoint.uuid}", "/api/v1/nothing"):
+            response = client.get(path, HTTP_ACCEPT=accept)
+            assert response.status_code in (200, 404)
+            assert response["Content-Type"] == "application/json"
+        response = client.put(f"/api/v1/endpoint/{inventory.endpoint.uuid}/authenticated", {"authenticated": "x"},
+                              format="json", HTTP_ACCEPT=accept)
+        assert_zod(response)

@@ -1,0 +1,21 @@
+"""Content negotiation that never answers 406.
+
+The API speaks JSON only. DRF answers ``406`` when the ``Accept`` header names nothing a
+view can render (``Accept: text/html``, or an empty ``Accept:``, which Schemathesis sends);
+RFC 9110 lets a server disregard the header instead, which is what clients of a JSON API
+expect. Views with several renderers (the OpenAPI document: YAML or JSON) still honour it
+when they can.
+"""
+from __future__ import annotations
+
+from rest_framework.exceptions import NotAcceptable
+from rest_framework.negotiation import DefaultContentNegotiation
+
+
+class JsonContentNegotiation(DefaultContentNegotiation):
+    def select_renderer(self, request, renderers, format_suffix=None):
+        try:
+            return super().select_renderer(request, renderers, format_suffix)
+        except NotAcceptable:
+            renderer = renderers[0]
+            return renderer, renderer.media_type
