@@ -51,6 +51,9 @@ def _read_json(request):
             raise ZodError([{"code": "custom", "path": [], "message": "Malformed request body: invalid gzip data"}])
         if len(body) > MAX_REQUEST_BYTES or inflater.unconsumed_tail:
             raise PayloadTooLarge()
+    if b"\\u0000" in body:
+        # PostgreSQL text and jsonb cannot hold NUL characters: U+FFFD stands in for them.
+        body = body.replace(b"\\u0000", b"\\ufffd")
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError:

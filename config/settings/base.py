@@ -220,6 +220,9 @@ INGEST_DRAIN_RATE = env.int("INGEST_DRAIN_RATE", default=2000)
 # A batch still PENDING this many seconds after it was accepted (or last re-sent)
 # gets its Celery message sent again (lost-message recovery).
 INGEST_REQUEUE_AFTER = env.int("INGEST_REQUEUE_AFTER", default=120)
+# Under a backlog a worker analyses several pending batches together, up to this
+# many traces, sharing the per-batch queries (throughput rises with the load).
+INGEST_COALESCE_TRACES = env.int("INGEST_COALESCE_TRACES", default=1000)
 # Retention of stored traces (the newest 100 per endpoint are kept, none older than this).
 TRACE_RETENTION_DAYS = env.int("TRACE_RETENTION_DAYS", default=7)
 

@@ -94,3 +94,20 @@ def batches_requeue(*, older_than: timedelta, limit: int = 1000) -> int:
         logger.info("re-enqueued %s pending ingest batches", len(ids))
     return len(ids)
 
+
+
+def traces_ingest_now(*, traces: list, processed: bool = False, received_at=None) -> IngestBatch:
+    """Store validated traces as a batch and analyse it in this process (commands, demo, benchmark).
+
+    The same path as the routes and the worker: an ``IngestBatch`` row, then
+    ``batch_analyze`` claims and analyses it. No backpressure check: the caller
+    is doing the work itself.
+    """
+    from .pipeline import batch_analyze
+
+    batch = IngestBatch.objects.create(
+        kind=IngestBatch.Kind.PROCESSED if processed else IngestBatch.Kind.RAW, traces=traces,
+        num_traces=len(traces), received_at=received_at or timezone.now(),
+    )
+    batch_analyze(batch_id=batch.id)
+    return batch

@@ -66,6 +66,9 @@ class TraceResult:
         return -1 if section in REQUEST_SECTIONS else self.trace.status
 
 
+_NOTHING: frozenset[str] = frozenset()
+
+
 class Detections:
     """A per-batch memo around ``Detector.detect``: header values and short strings repeat a lot."""
 
@@ -75,11 +78,13 @@ class Detections:
         self._memo: dict[tuple, frozenset[str]] = {}
 
     def __call__(self, key: str | None, value: object) -> frozenset[str]:
-        if value is None or isinstance(value, (bool, dict, list)):
-            return frozenset()
-        if isinstance(value, str) and len(value) > 256:
-            return frozenset(self._detect(key, value))
-        memo_key = (key, value, type(value))
+        kind = type(value)
+        if kind is str:
+            if len(value) > 256:
+                return frozenset(self._detect(key, value))
+        elif kind is not int and kind is not float:
+            return _NOTHING  # null, booleans, empty containers
+        memo_key = (key, value, kind)
         found = self._memo.get(memo_key)
         if found is None:
             found = frozenset(self._detect(key, value))
@@ -166,25 +171,37 @@ def trace_analyze(
     result.graphql_ops = op_types
     result.is_graphql = bool(op_types) or trace.graphql_hint or trace.path.endswith("/graphql")
 
+    # The hot loop (every leaf of every trace): locals and inlined bookkeeping.
+    content_types = {DataSection.REQUEST_BODY: req_ct, DataSection.RESPONSE_BODY: resp_ct}
+    fields = result.fields
+    sensitive = result.sensitive
+    detect = detections
+    empty = frozenset()
     for leaf in leaves:
-        section = leaf.section
-        if section in HEADER_SECTIONS and leaf.path in UNCLASSIFIED_HEADERS:
-            classes = frozenset()
+        section, path = leaf.section, leaf.path
+        if section in HEADER_SECTIONS and path in UNCLASSIFIED_HEADERS:
+            classes = empty
         else:
-            classes = detections(leaf.key, leaf.value)
-        if classes:
-            removed = false_positives.get((section, leaf.path))
-            if removed:
-                classes = classes - removed
+            classes = detect(leaf.key, leaf.value)
             if classes:
-                result.sensitive.add((section, leaf.path))
-        if section == DataSection.REQUEST_BODY:
-            content_type = req_ct
-        elif section == DataSection.RESPONSE_BODY:
-            content_type = resp_ct
+                if false_positives:
+                    removed = false_positives.get((section, path))
+                    if removed:
+                        classes = classes - removed
+                if classes:
+                    sensitive.add((section, path))
+        dtype = leaf.dtype
+        obs = fields.get((section, path))
+        if obs is None:
+            fields[(section, path)] = Observation(dtype, dtype == "null", set(classes),
+                                                  content_types.get(section, ""))
         else:
-            content_type = ""
-        _observe(result, section, leaf.path, leaf.dtype, classes, content_type)
+            if dtype != obs.dtype:
+                obs.dtype = _merge_type(obs.dtype, dtype)
+                if dtype == "null":
+                    obs.nullable = True
+            if classes:
+                obs.classes.update(classes)
 
     if trace.processed is not None:
         _processed_observations(trace, result, detections.config, false_positives, analyse_request)

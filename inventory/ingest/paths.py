@@ -113,11 +113,9 @@ def host_name_is_public(name: str) -> bool:
     return not name.endswith(_PRIVATE_SUFFIXES)
 
 
-def address_normalize(raw: object) -> str | None:
-    """An IP address as text (zone and brackets dropped), or ``None`` when ``raw`` is not one."""
-    if not isinstance(raw, str) or not raw:
-        return None
-    text = raw.strip().strip("[]").split("%", 1)[0]
+@lru_cache(maxsize=65536)
+def _address_normalize(text: str) -> str | None:
+    text = text.strip().strip("[]").split("%", 1)[0]
     try:
         address = ipaddress.ip_address(text)
     except ValueError:
@@ -127,6 +125,14 @@ def address_normalize(raw: object) -> str | None:
     return str(address)
 
 
+def address_normalize(raw: object) -> str | None:
+    """An IP address as text (zone and brackets dropped), or ``None`` when ``raw`` is not one."""
+    if not isinstance(raw, str) or not raw:
+        return None
+    return _address_normalize(raw)
+
+
+@lru_cache(maxsize=65536)
 def address_is_global(address: str) -> bool:
     try:
         return ipaddress.ip_address(address).is_global

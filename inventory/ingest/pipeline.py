@@ -4,72 +4,57 @@
 (``SELECT ... FOR UPDATE SKIP LOCKED`` where status is PENDING), analyses its
 traces and marks it DONE in the same transaction: a batch is analysed exactly
 once, however many times its message is delivered, and a crash leaves it
-PENDING for the sweep to re-send.
+PENDING for the sweep to re-send. When a backlog builds up, the worker claims
+other pending batches along with its own (up to 1,000 traces) and analyses them
+together: the per-batch queries are shared, so throughput rises with the load.
 
-The analysis of a batch costs a bounded number of queries whatever its size
-(about twenty): every table is read once for the whole batch and written with
-bulk inserts, set-based updates and ``ON CONFLICT`` upserts; pure-Python work
-(parsing, detection) runs before any row is locked, so concurrent workers hold
-row locks only for the short write phase.
+An analysis costs a bounded number of queries whatever its size (about twenty,
+see ``store.py``); CPU-bound work (parsing, detection, redaction) runs before
+any shared row is written.
 """
 from __future__ import annotations
 
 import logging
-import uuid
-from collections import defaultdict
+import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
+from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q, Window
-from django.db.models.functions import RowNumber
 from django.utils import timezone
 
-from classification.models import DataField
-from core.enums import RISK_RANK, DataSection
+from core.enums import DataSection
 from detections.services import alerts_raise
-from inventory.models import (
-    ApiTrace,
-    Endpoint,
-    EndpointCaller,
-    Host,
-    HostAddress,
-    IngestBatch,
-    ObservedPath,
-    UsageDay,
-    UsageMinute,
-)
+from inventory.models import IngestBatch
 
 from .alerts import AlertCollector
-from .analysis import REQUEST_SECTIONS, Detections, TraceResult, _merge_type, trace_analyze
-from .classes import ClassConfig, class_config_load
-from .paths import (
-    PatternMatcher,
-    address_is_global,
-    address_normalize,
-    host_name_is_public,
-    path_parameterize,
-    pattern_regex,
-    pattern_shape,
+from .analysis import Detections, TraceResult, trace_analyze
+from .classes import class_config_load
+from .store import (
+    EndpointRow,
+    FieldState,
+    endpoint_risks,
+    endpoints_resolve,
+    endpoints_update,
+    hosts_resolve,
+    observations_store,
+    trace_rows,
+    traces_store,
 )
-from .redact import trace_redact
-from .sql import upsert
 from .traces import METHODS, Trace, trace_from_agent
 
 logger = logging.getLogger(__name__)
 
-MAX_FIELDS_PER_ENDPOINT = 200
-TRACES_KEPT_PER_ENDPOINT = 100
-LAST_SEEN_RESOLUTION = timedelta(minutes=1)
-NO_ENDPOINT_STATUSES = frozenset({404, 405})
+MAX_ATTEMPTS = 5
 BODY_SECTIONS_FOR_PII = frozenset({DataSection.REQUEST_BODY, DataSection.REQUEST_HEADER,
                                    DataSection.RESPONSE_BODY, DataSection.RESPONSE_HEADER})
 
 
 @dataclass
 class Outcome:
-    """Counts of one analysed batch (logged; returned to commands and the benchmark)."""
+    """Counts of one analysis (logged; returned to commands and the benchmark)."""
 
+    batches: int = 0
     traces: int = 0
     analysed: int = 0
     skipped: int = 0
@@ -78,56 +63,17 @@ class Outcome:
     fields_created: int = 0
     traces_stored: int = 0
     alerts_raised: int = 0
+    timings: dict = field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class HostRow:
-    id: int
-    name: str
-    is_public: bool
-    is_public_detected: bool
-    public_override: bool | None
-    address_seen: bool
+# ---------------------------------------------------------------- entry points
 
-
-@dataclass(slots=True, eq=False)
-class EndpointRow:
-    uuid: uuid.UUID
-    host: HostRow
-    method: str
-    path: str
-    path_regex: str
-    num_segments: int
-    num_literal_segments: int
-    user_set_path: bool = False
-    full_trace_capture_enabled: bool = False
-    is_graphql: bool = False
-    created: bool = False
-
-
-@dataclass(slots=True)
-class FieldRow:
-    uuid: uuid.UUID
-    classes: list[str]
-    false_positives: set[str]
-    dtype: str
-    nullable: bool
-    content_type: str
-    last_seen: datetime | None
-    new: bool = False
-    changed: bool = False
-    seen: bool = False
-    added: set[str] = field(default_factory=set)
-
-
-# ---------------------------------------------------------------- entry point
-
-def batch_analyze(*, batch_id: int) -> Outcome | None:
-    """Claim a PENDING batch, analyse it and mark it DONE, all in one transaction.
+def batch_analyze(*, batch_id: int, coalesce: bool = True) -> Outcome | None:
+    """Claim a PENDING batch (and, with ``coalesce``, other pending ones), analyse, mark DONE: one transaction.
 
     Returns ``None`` (and does nothing) when the batch is gone, already done, or
-    being analysed by another worker. Exceptions roll everything back; the batch
-    stays PENDING (see ``batch_record_failure``).
+    being analysed by another worker. Exceptions roll everything back; the
+    batches stay PENDING (see ``batch_record_failure``).
     """
     with transaction.atomic():
         batch = (
@@ -137,21 +83,47 @@ def batch_analyze(*, batch_id: int) -> Outcome | None:
         )
         if batch is None:
             return None
-        outcome = traces_analyze(
-            batch.traces, processed=batch.kind == IngestBatch.Kind.PROCESSED, received_at=batch.received_at
+        batches = [batch]
+        if coalesce:
+            batches += _claim_more(batch)
+        outcome = traces_analyze_batches(
+            [(b.traces, b.received_at) for b in batches], processed=batch.kind == IngestBatch.Kind.PROCESSED
         )
-        IngestBatch.objects.filter(id=batch.id).update(
+        IngestBatch.objects.filter(id__in=[b.id for b in batches]).update(
             status=IngestBatch.Status.DONE, processed_at=timezone.now(), traces=[], error=""
         )
     logger.info(
-        "batch %s analysed: %s traces, %s skipped, %s new endpoints, %s new fields, %s alerts",
-        batch_id, outcome.traces, outcome.skipped, outcome.endpoints_created, outcome.fields_created,
-        outcome.alerts_raised,
+        "batch %s analysed (%s batches): %s traces, %s skipped, %s new endpoints, %s new fields, %s alerts",
+        batch_id, outcome.batches, outcome.traces, outcome.skipped, outcome.endpoints_created,
+        outcome.fields_created, outcome.alerts_raised,
     )
     return outcome
 
 
-MAX_ATTEMPTS = 5
+def _claim_more(batch: IngestBatch) -> list[IngestBatch]:
+    """Other pending batches of the same kind, oldest first, up to ``INGEST_COALESCE_TRACES`` traces in all."""
+    room = settings.INGEST_COALESCE_TRACES - batch.num_traces
+    if room <= 0:
+        return []
+    # Choose without locking, then lock only the chosen rows (SKIP LOCKED: another worker
+    # may take some meanwhile). Locking the whole candidate list instead would hold
+    # rows this worker does not analyse, and a worker whose message names one of them
+    # would skip it.
+    candidates = (
+        IngestBatch.objects.filter(status=IngestBatch.Status.PENDING, kind=batch.kind, num_traces__lte=room)
+        .exclude(id=batch.id).order_by("received_at").values_list("id", "num_traces")[:50]
+    )
+    chosen = []
+    for other_id, size in candidates:
+        if size <= room:
+            chosen.append(other_id)
+            room -= size
+    if not chosen:
+        return []
+    return list(
+        IngestBatch.objects.select_for_update(skip_locked=True)
+        .filter(id__in=chosen, status=IngestBatch.Status.PENDING).order_by("received_at")
+    )
 
 
 def batch_record_failure(*, batch_id: int, error: BaseException) -> bool:
@@ -173,407 +145,116 @@ def batch_record_failure(*, batch_id: int, error: BaseException) -> bool:
 # ---------------------------------------------------------------- the analysis
 
 def traces_analyze(raw_traces: list, *, processed: bool, received_at: datetime) -> Outcome:
-    """Analyse agent traces (already validated) and write everything they teach. Runs in the caller's transaction."""
-    outcome = Outcome(traces=len(raw_traces))
+    """Analyse one list of agent traces received at ``received_at`` (see :func:`traces_analyze_batches`)."""
+    return traces_analyze_batches([(raw_traces, received_at)], processed=processed)
+
+
+def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bool) -> Outcome:
+    """Analyse validated agent traces, given as (traces, time received) groups, and write what they teach.
+
+    Runs in the caller's transaction. Order matters for concurrency: parsing,
+    detection and redaction happen before the writes, and the rows every batch
+    touches (usage counters, endpoints) are written last.
+    """
+    outcome = Outcome(batches=len(groups), traces=sum(len(g) for g, _ in groups))
+    clock = _Clock(outcome.timings)
     config = class_config_load()
     detections = Detections(config)
 
     traces: list[Trace] = []
-    for index, raw in enumerate(raw_traces):
-        try:
-            trace = trace_from_agent(raw, index, processed=processed)
-        except (TypeError, ValueError, AttributeError):
-            logger.warning("trace %s of a batch could not be read; skipped", index)
-            outcome.skipped += 1
-            continue
-        if not trace.host or trace.method not in METHODS:
-            outcome.skipped += 1
-            continue
-        traces.append(trace)
+    for raw_traces, received_at in groups:
+        for index, raw in enumerate(raw_traces):
+            try:
+                trace = trace_from_agent(raw, index, processed=processed, received_at=received_at)
+            except (TypeError, ValueError, AttributeError):
+                logger.warning("trace %s of a batch could not be read; skipped", index)
+                outcome.skipped += 1
+                continue
+            if not trace.host or trace.method not in METHODS:
+                outcome.skipped += 1
+                continue
+            traces.append(trace)
+    clock.lap("read")
     if not traces:
         return outcome
 
-    hosts = _hosts_resolve(traces, received_at, outcome)
-    matched = _endpoints_resolve(traces, hosts, received_at, outcome)
+    hosts, outcome.hosts_created = hosts_resolve(traces)
+    matched, outcome.endpoints_created = endpoints_resolve(traces, hosts)
     outcome.skipped += len(traces) - len(matched)
     outcome.analysed = len(matched)
+    clock.lap("hosts and endpoints")
     if not matched:
         return outcome
 
-    fields = _FieldState.load({ep.uuid for _, ep in matched})
-    alerts = AlertCollector()
+    fields = FieldState.load({ep.uuid for _, ep in matched})
+    clock.lap("fields load")
     results: list[tuple[TraceResult, EndpointRow]] = []
     for trace, endpoint in matched:
         if trace.partial:
             continue
-        result = trace_analyze(
-            trace,
-            detections=detections,
-            false_positives=fields.false_positives(endpoint.uuid, trace.status),
-            pattern=endpoint.path,
-        )
+        try:
+            result = trace_analyze(
+                trace,
+                detections=detections,
+                false_positives=fields.false_positives(endpoint.uuid, trace.status),
+                pattern=endpoint.path,
+            )
+        except Exception:  # noqa: BLE001 - one odd trace must not fail (and block) its whole batch
+            logger.exception("trace %s of a batch could not be analysed; skipped", trace.index)
+            outcome.skipped += 1
+            continue
         fields.merge(endpoint.uuid, result)
         results.append((result, endpoint))
+    clock.lap("analysis")
+    rows = trace_rows(results)
+    clock.lap("redaction")
 
-    # ---- writes (row locks from here to commit)
-    outcome.fields_created = fields.write(received_at)
-    risk_changes = _endpoint_risks(fields.endpoints_with_new_classes(), config)
-    outcome.traces_stored = _traces_store(results, received_at)
-    _observations_store(matched, received_at)
-    _endpoints_update(matched, results, risk_changes, received_at)
-
-    for endpoint in {ep for _, ep in matched if ep.created}:
-        alerts.new_endpoint(endpoint)
-    for endpoint_id, section, path, name in fields.class_events:
-        if section in BODY_SECTIONS_FOR_PII:
-            alerts.pii(endpoint_id, section, path, name)
-    for result, endpoint in results:
-        _trace_alerts(result, endpoint, fields, alerts)
-    outcome.alerts_raised = len(alerts_raise(alerts.candidates()))
+    # ---- writes
+    outcome.fields_created = fields.write()
+    risk_changes = endpoint_risks(fields.endpoints_with_new_classes(), config)
+    clock.lap("fields write")
+    outcome.traces_stored = traces_store(rows)
+    clock.lap("traces write")
+    outcome.alerts_raised = len(alerts_raise(_alerts(matched, results, fields).candidates()))
+    clock.lap("alerts")
+    # ---- rows shared by every batch: last, just before commit
+    fields.touch()
+    observations_store(matched, hosts)
+    endpoints_update(matched, results, risk_changes)
+    clock.lap("usage and endpoints write")
     return outcome
 
 
-# ---------------------------------------------------------------- hosts
+class _Clock:
+    """Wall time per stage, accumulated into ``Outcome.timings`` (the benchmark prints them)."""
 
-def _hosts_resolve(traces: list[Trace], received_at: datetime, outcome: Outcome) -> dict[str, HostRow]:
-    """Find or create the batch's hosts; update public/private from destination addresses (DECISIONS §4)."""
-    addresses: dict[str, set[str]] = defaultdict(set)
-    for trace in traces:
-        address = address_normalize(trace.meta.get("destination"))
-        if address:
-            addresses[trace.host].add(address)
-    names = {t.host for t in traces}
-    rows = {
-        r["name"]: HostRow(**r)
-        for r in Host.objects.filter(name__in=names).values(
-            "id", "name", "is_public", "is_public_detected", "public_override", "address_seen"
-        )
-    }
-    missing = sorted(names - rows.keys())
-    if missing:
-        new = []
-        for name in missing:
-            seen = addresses.get(name)
-            detected = any(address_is_global(a) for a in seen) if seen else host_name_is_public(name)
-            new.append(Host(name=name, is_public_detected=detected, is_public=detected, address_seen=bool(seen),
-                            created_at=received_at))
-        Host.objects.bulk_create(new, ignore_conflicts=True)
-        outcome.hosts_created = len(new)
-        for r in Host.objects.filter(name__in=missing).values(
-            "id", "name", "is_public", "is_public_detected", "public_override", "address_seen"
-        ):
-            rows[r["name"]] = HostRow(**r)
-    for name, seen in addresses.items():
-        row = rows[name]
-        base = row.is_public_detected if row.address_seen else False
-        detected = base or any(address_is_global(a) for a in seen)
-        if detected != row.is_public_detected or not row.address_seen:
-            row.is_public_detected, row.address_seen = detected, True
-            row.is_public = row.public_override if row.public_override is not None else detected
-            Host.objects.filter(id=row.id).update(
-                is_public_detected=detected, address_seen=True, is_public=row.is_public, updated_at=timezone.now()
-            )
-    if addresses:
-        upsert(
-            HostAddress,
-            [{"host": rows[name].id, "address": a, "last_seen": received_at}
-             for name, seen in addresses.items() for a in seen],
-            conflict=("host", "address"), greatest=("last_seen",),
-        )
-    return rows
+    def __init__(self, timings: dict):
+        self.timings = timings
+        self.last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.timings[stage] = self.timings.get(stage, 0.0) + now - self.last
+        self.last = now
 
 
-# ---------------------------------------------------------------- endpoints
+# ---------------------------------------------------------------- alerts
 
-def _endpoints_resolve(traces, hosts, received_at, outcome) -> list[tuple[Trace, EndpointRow]]:
-    """Match each trace to an endpoint, creating endpoints for new patterns (never for 404/405)."""
-    host_ids = {h.id for h in hosts.values()}
-    by_id = {h.id: h for h in hosts.values()}
-    methods = {t.method for t in traces}
-    lengths = {len([s for s in t.path.split("/") if s]) for t in traces}
-    lengths |= {pattern_shape(t.endpoint_path)[0] for t in traces if t.endpoint_path}
-    matchers: dict[tuple[int, str], PatternMatcher] = defaultdict(PatternMatcher)
-    for r in Endpoint.objects.filter(host_id__in=host_ids, method__in=methods, num_segments__in=lengths).values(
-        "uuid", "host_id", "method", "path", "path_regex", "num_segments", "num_literal_segments", "user_set_path",
-        "full_trace_capture_enabled", "is_graphql",
-    ):
-        host = by_id[r.pop("host_id")]
-        matchers[(host.id, r["method"])].add(EndpointRow(host=host, **r))
-
-    matched: list[tuple[Trace, EndpointRow]] = []
-    created: list[EndpointRow] = []
-    for trace in traces:
-        host = hosts[trace.host]
-        matcher = matchers[(host.id, trace.method)]
-        own = trace.endpoint_path or path_parameterize(trace.path)
-        if trace.endpoint_path:
-            endpoint = matcher.match(own, own)
-        else:
-            endpoint = matcher.match(trace.path, own)
-        if endpoint is None:
-            if trace.status in NO_ENDPOINT_STATUSES or len(own) > 2048:
-                continue
-            regex = pattern_regex(own)
-            if len(regex) > 4096:
-                continue
-            segments, literal = pattern_shape(own)
-            endpoint = EndpointRow(uuid=uuid.uuid4(), host=host, method=trace.method, path=own, path_regex=regex,
-                                   num_segments=segments, num_literal_segments=literal, created=True)
-            matcher.add(endpoint)
-            created.append(endpoint)
-        matched.append((trace, endpoint))
-
-    if created:
-        created.sort(key=lambda e: (e.host.id, e.method, e.path))
-        Endpoint.objects.bulk_create(
-            [
-                Endpoint(uuid=e.uuid, host_id=e.host.id, method=e.method, path=e.path, path_regex=e.path_regex,
-                         num_segments=e.num_segments, num_literal_segments=e.num_literal_segments,
-                         first_detected=received_at, last_active=received_at, created_at=received_at)
-                for e in created
-            ],
-            ignore_conflicts=True,
-        )
-        # A concurrent worker may have created some of them first: adopt its rows.
-        stored = {
-            (r["host_id"], r["method"], r["path"]): r
-            for r in Endpoint.objects.filter(
-                host_id__in={e.host.id for e in created}, path__in={e.path for e in created}
-            ).values("uuid", "host_id", "method", "path", "full_trace_capture_enabled", "is_graphql")
-        }
-        for e in created:
-            row = stored.get((e.host.id, e.method, e.path))
-            if row is not None and row["uuid"] != e.uuid:
-                e.uuid, e.created = row["uuid"], False
-                e.full_trace_capture_enabled, e.is_graphql = row["full_trace_capture_enabled"], row["is_graphql"]
-        outcome.endpoints_created = sum(1 for e in created if e.created)
-    return matched
-
-
-def _endpoint_risks(endpoint_ids: set, config: ClassConfig) -> dict:
-    """Endpoints whose fields gained classes: (data_classes, risk) recomputed from all their fields."""
-    if not endpoint_ids:
-        return {}
-    classes: dict = defaultdict(set)
-    for endpoint_id, names in DataField.objects.filter(endpoint_id__in=endpoint_ids).values_list(
-        "endpoint_id", "data_classes"
-    ):
-        classes[endpoint_id].update(names or ())
-    return {e: (sorted(classes[e]), config.risk(classes[e])) for e in endpoint_ids}
-
-
-def _endpoints_update(matched, results, risk_changes, received_at) -> None:
-    """Set-based updates: activity, GraphQL, authentication detection, risk (DECISIONS §4)."""
-    touched = sorted({ep.uuid for _, ep in matched})
-    Endpoint.objects.filter(Q(last_active__lt=received_at) | Q(last_active__isnull=True), uuid__in=touched).update(
-        last_active=received_at
-    )
-    graphql = sorted({ep.uuid for r, ep in results if r.is_graphql and not ep.is_graphql})
-    if graphql:
-        Endpoint.objects.filter(uuid__in=graphql, is_graphql=False).update(is_graphql=True, updated_at=timezone.now())
-    unauthenticated, authenticated = set(), set()
+def _alerts(matched, results, fields: FieldState) -> AlertCollector:
+    """The seven traffic rules of DECISIONS §6 over one analysis (see ``alerts.py``)."""
+    alerts = AlertCollector()
+    for endpoint in {ep for _, ep in matched if ep.created}:
+        alerts.new_endpoint(endpoint)
+    for endpoint_id, section, status, path, name in fields.class_events:
+        if section in BODY_SECTIONS_FOR_PII and name in fields.classes_of(endpoint_id, section, status, path):
+            alerts.pii(endpoint_id, section, path, name)
     for result, endpoint in results:
-        if 200 <= result.trace.status < 300:
-            (authenticated if result.has_credentials else unauthenticated).add(endpoint.uuid)
-    for trace, endpoint in matched:
-        # Partial (usage-only) v2 traces still say whether credentials were sent.
-        if trace.partial and 200 <= trace.status < 300 and trace.auth_provided is not None:
-            (authenticated if trace.auth_provided else unauthenticated).add(endpoint.uuid)
-    if unauthenticated:
-        Endpoint.objects.filter(uuid__in=sorted(unauthenticated), unauthenticated_success_seen=False).update(
-            unauthenticated_success_seen=True, is_authenticated_detected=False
-        )
-    authenticated -= unauthenticated
-    if authenticated:
-        Endpoint.objects.filter(
-            uuid__in=sorted(authenticated), unauthenticated_success_seen=False, is_authenticated_detected=False
-        ).update(is_authenticated_detected=True)
-    if risk_changes:
-        rows = [
-            Endpoint(uuid=e, data_classes=names, risk_score=risk, risk_rank=RISK_RANK[risk], updated_at=timezone.now())
-            for e, (names, risk) in sorted(risk_changes.items())
-        ]
-        Endpoint.objects.bulk_update(rows, ["data_classes", "risk_score", "risk_rank", "updated_at"])
+        _trace_alerts(result, endpoint, fields, alerts)
+    return alerts
 
-
-# ---------------------------------------------------------------- data fields
-
-class _FieldState:
-    """The batch's view of the data fields of its endpoints: loaded once, merged in memory, written in bulk."""
-
-    def __init__(self):
-        self.rows: dict[tuple, FieldRow] = {}
-        self.counts: dict = defaultdict(int)
-        self.class_events: list[tuple] = []
-        # Only fields with false positives, by endpoint (few): looked up once per trace.
-        self._fps: dict = defaultdict(list)
-        self._fp_cache: dict = {}
-
-    @classmethod
-    def load(cls, endpoint_ids: set) -> _FieldState:
-        state = cls()
-        for r in DataField.objects.filter(endpoint_id__in=endpoint_ids).values_list(
-            "uuid", "endpoint_id", "data_section", "status_code", "data_path", "data_classes", "false_positives",
-            "data_type", "is_nullable", "content_type", "last_seen",
-        ):
-            uid, endpoint_id, section, status, path, classes, fps, dtype, nullable, content_type, last_seen = r
-            state.rows[(endpoint_id, section, status, path)] = FieldRow(
-                uid, list(classes or ()), set(fps or ()), dtype, nullable, content_type, last_seen
-            )
-            state.counts[endpoint_id] += 1
-            if fps:
-                state._fps[endpoint_id].append((section, status, path, set(fps)))
-        return state
-
-    def false_positives(self, endpoint_id, status: int) -> dict[tuple[str, str], set[str]]:
-        """(section, dataPath) -> classes an operator removed, for a trace with this status."""
-        key = (endpoint_id, status)
-        cached = self._fp_cache.get(key)
-        if cached is None:
-            cached = {
-                (section, path): fps
-                for section, code, path, fps in self._fps.get(endpoint_id, ())
-                if code == (-1 if section in REQUEST_SECTIONS else status)
-            }
-            self._fp_cache[key] = cached
-        return cached
-
-    def classes_of(self, endpoint_id, section, status, path) -> list[str]:
-        row = self.rows.get((endpoint_id, section, status, path))
-        return row.classes if row else []
-
-    def merge(self, endpoint_id, result: TraceResult) -> None:
-        for (section, path), obs in result.fields.items():
-            key = (endpoint_id, section, result.status_of(section), path)
-            row = self.rows.get(key)
-            if row is None:
-                if self.counts[endpoint_id] >= MAX_FIELDS_PER_ENDPOINT:
-                    continue  # DECISIONS §5: at most 200 fields per endpoint
-                self.counts[endpoint_id] += 1
-                row = FieldRow(uuid.uuid4(), sorted(obs.classes), set(), obs.dtype, obs.nullable, obs.content_type,
-                               None, new=True, added=set(obs.classes))
-                self.rows[key] = row
-                for name in sorted(obs.classes):
-                    self.class_events.append((endpoint_id, section, path, name))
-                continue
-            add = obs.classes.difference(row.classes, row.false_positives)
-            if add:
-                row.classes = sorted({*row.classes, *add})
-                row.added |= add
-                row.changed = True
-                for name in sorted(add):
-                    self.class_events.append((endpoint_id, section, path, name))
-            dtype = _merge_type(row.dtype, obs.dtype)
-            if dtype != row.dtype:
-                row.dtype, row.changed = dtype, True
-            if obs.nullable and not row.nullable:
-                row.nullable, row.changed = True, True
-            if obs.content_type and obs.content_type != row.content_type:
-                row.content_type, row.changed = obs.content_type, True
-            row.seen = True
-
-    def endpoints_with_new_classes(self) -> set:
-        return {key[0] for key, row in self.rows.items() if row.added}
-
-    def write(self, received_at: datetime) -> int:
-        """Insert new fields, update changed ones (re-read under lock), refresh last_seen. Returns inserts."""
-        now = timezone.now()
-        new = sorted(((k, r) for k, r in self.rows.items() if r.new), key=lambda kr: tuple(map(str, kr[0])))
-        if new:
-            DataField.objects.bulk_create(
-                [
-                    DataField(uuid=r.uuid, endpoint_id=k[0], data_section=k[1], status_code=k[2], data_path=k[3],
-                              data_classes=r.classes, data_type=r.dtype, is_nullable=r.nullable,
-                              content_type=r.content_type, created_at=received_at, updated_at=now,
-                              last_seen=received_at)
-                    for k, r in new
-                ],
-                ignore_conflicts=True,
-            )
-        changed = {r.uuid: r for r in self.rows.values() if r.changed and not r.new}
-        if changed:
-            # Re-read under lock: an operator (update-classes) or another worker may have
-            # changed these rows since the batch loaded them; merge onto the current state.
-            updates = []
-            for uid, classes, fps, dtype, nullable in (
-                DataField.objects.select_for_update().filter(uuid__in=sorted(changed)).order_by("uuid")
-                .values_list("uuid", "data_classes", "false_positives", "data_type", "is_nullable")
-            ):
-                ours = changed[uid]
-                fps = set(fps or ())
-                merged = sorted(set(classes or ()) | (ours.added - fps))
-                ours.classes = merged
-                updates.append(DataField(
-                    uuid=uid, data_classes=merged, data_type=_merge_type(dtype, ours.dtype),
-                    is_nullable=nullable or ours.nullable, content_type=ours.content_type,
-                    last_seen=received_at, updated_at=now,
-                ))
-            DataField.objects.bulk_update(
-                updates, ["data_classes", "data_type", "is_nullable", "content_type", "last_seen", "updated_at"]
-            )
-        # Fields only seen again: last_seen is refreshed at most once a minute per field.
-        stale = sorted(
-            r.uuid for r in self.rows.values()
-            if r.seen and not r.new and not r.changed
-            and (r.last_seen is None or r.last_seen < received_at - LAST_SEEN_RESOLUTION)
-        )
-        if stale:
-            DataField.objects.filter(uuid__in=stale).update(last_seen=received_at)
-        return len(new)
-
-
-# ---------------------------------------------------------------- traces, usage, paths, callers
-
-def _traces_store(results: list[tuple[TraceResult, EndpointRow]], received_at: datetime) -> int:
-    """Store the newest 100 traces per endpoint of the batch (redacted), then prune to 100 per endpoint."""
-    per_endpoint: dict = defaultdict(list)
-    for result, endpoint in results:
-        per_endpoint[endpoint].append(result)
-    rows = []
-    for endpoint, items in per_endpoint.items():
-        for result in items[-TRACES_KEPT_PER_ENDPOINT:]:
-            values = trace_redact(result, full_capture=endpoint.full_trace_capture_enabled)
-            rows.append(ApiTrace(endpoint_id=endpoint.uuid,
-                                 created_at=received_at + timedelta(microseconds=result.trace.index), **values))
-    if not rows:
-        return 0
-    ApiTrace.objects.bulk_create(rows)
-    endpoint_ids = sorted({e.uuid for e in per_endpoint})
-    ranked = ApiTrace.objects.filter(endpoint_id__in=endpoint_ids).annotate(
-        rank=Window(RowNumber(), partition_by=[F("endpoint_id")], order_by=[F("created_at").desc(), F("uuid").desc()])
-    )
-    ApiTrace.objects.filter(uuid__in=ranked.filter(rank__gt=TRACES_KEPT_PER_ENDPOINT).values("uuid")).delete()
-    return len(rows)
-
-
-def _observations_store(matched: list[tuple[Trace, EndpointRow]], received_at: datetime) -> None:
-    """Usage counters (exact, per minute and day), observed raw paths and callers: ``ON CONFLICT`` upserts."""
-    counts: dict = defaultdict(int)
-    paths: dict = defaultdict(int)
-    callers: set = set()
-    for trace, endpoint in matched:
-        counts[endpoint.uuid] += 1
-        paths[(endpoint.uuid, trace.path)] += 1
-        source = trace.meta.get("source")
-        address = address_normalize(source) or (source.strip()[:64] if isinstance(source, str) and source.strip() else None)
-        if address:
-            callers.add((endpoint.uuid, address))
-    minute = received_at.replace(second=0, microsecond=0)
-    upsert(UsageMinute, [{"endpoint": e, "minute": minute, "count": n} for e, n in counts.items()],
-           conflict=("endpoint", "minute"), increment=("count",))
-    upsert(UsageDay, [{"endpoint": e, "day": minute.date(), "count": n} for e, n in counts.items()],
-           conflict=("endpoint", "day"), increment=("count",))
-    upsert(ObservedPath, [{"endpoint": e, "path": p, "count": n, "last_seen": received_at}
-                          for (e, p), n in paths.items()],
-           conflict=("endpoint", "path"), increment=("count",), greatest=("last_seen",))
-    if callers:
-        upsert(EndpointCaller, [{"endpoint": e, "address": a, "last_seen": received_at} for e, a in callers],
-               conflict=("endpoint", "address"), greatest=("last_seen",))
-
-
-# ---------------------------------------------------------------- alerts per trace
 
 def _scheme(trace: Trace) -> str | None:
+    """http or https: from the agent's ``url.host``, else ``X-Forwarded-Proto``, else port 80/443."""
     if trace.scheme:
         return trace.scheme
     forwarded = trace.header("x-forwarded-proto")
@@ -583,7 +264,7 @@ def _scheme(trace: Trace) -> str | None:
     return {"443": "https", "80": "http"}.get(str(port)) if port is not None else None
 
 
-def _trace_alerts(result: TraceResult, endpoint: EndpointRow, fields: _FieldState, alerts: AlertCollector) -> None:
+def _trace_alerts(result: TraceResult, endpoint: EndpointRow, fields: FieldState, alerts: AlertCollector) -> None:
     trace = result.trace
     if result.basic_auth:
         alerts.basic_auth(endpoint)

@@ -26,6 +26,15 @@ from .analysis import TraceResult
 from .credentials import REDACTED, is_credential_header, is_credential_name, scrub_text
 
 MAX_STORED_BODY = 64 * 1024
+# Cheap pre-check on the raw text: no key can be a credential name unless one of
+# these substrings occurs (see credentials.is_credential_name).
+_MAY_HOLD_CREDENTIALS = re.compile(
+    r"pass|pwd|secret|token|api.?key|access.?key|private.?key|credential|authori|session.?id|cookie|signature"
+    r"|otp|pin|cvv|cvc|sig|auth", re.IGNORECASE)
+
+
+def _has_sensitive(result: TraceResult, section: str) -> bool:
+    return any(s == section for s, _ in result.sensitive)
 _GRAPHQL_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
@@ -64,6 +73,8 @@ def _body(kind: str, parsed: object, original: str, *, section: str, result: Tra
     if kind == "empty":
         return original, False
     if kind == "json":
+        if not _MAY_HOLD_CREDENTIALS.search(original) and (full_capture or not _has_sensitive(result, section)):
+            return _cap(original), False  # nothing to replace: skip the walk
         redactor = _Redactor(result.sensitive, section, full_capture)
         if graphql_op and isinstance(parsed, dict) and isinstance(parsed.get("data"), dict):
             # Response fields were recorded under the operation type (query.user.email).

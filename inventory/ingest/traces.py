@@ -9,6 +9,7 @@ this module only coerces.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import orjson
 
@@ -27,6 +28,7 @@ class Trace:
     """One request/response as the pipeline analyses it."""
 
     index: int
+    received_at: datetime
     host: str
     scheme: str | None
     method: str
@@ -122,7 +124,7 @@ def _processed(raw: object) -> Processed | None:
     return out
 
 
-def trace_from_agent(raw: dict, index: int, *, processed: bool) -> Trace:
+def trace_from_agent(raw: dict, index: int, *, processed: bool, received_at: datetime) -> Trace:
     """Build a :class:`Trace` from a validated agent trace (raw v1 or processed v2)."""
     request = raw.get("request") or {}
     response = raw.get("response") or {}
@@ -155,6 +157,7 @@ def trace_from_agent(raw: dict, index: int, *, processed: bool) -> Trace:
     status = response.get("status")
     trace = Trace(
         index=index,
+        received_at=received_at,
         host=host_normalize(raw_host),
         scheme=host_scheme(raw_host),
         method=_text(request.get("method")).strip().upper(),

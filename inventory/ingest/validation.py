@@ -213,3 +213,14 @@ def traces_validate(payload: Any, *, batch: bool, processed: bool) -> list[dict]
     if issues:
         raise ZodError(list(issues[:MAX_ISSUES]))
     return traces
+
+
+def without_nul(value: Any) -> Any:
+    """``value`` with NUL characters replaced by U+FFFD (PostgreSQL text and jsonb refuse them)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd") if "\x00" in value else value
+    if isinstance(value, list):
+        return [without_nul(v) for v in value]
+    if isinstance(value, dict):
+        return {without_nul(k): without_nul(v) for k, v in value.items()}
+    return value

@@ -226,3 +226,26 @@ def test_a_backlog_over_the_limit_answers_503_with_retry_after(client, django_ca
     # Once the backlog is analysed the agent's retry is accepted.
     IngestBatch.objects.update(status=IngestBatch.Status.DONE)
     assert client.post(V1_BATCH, [raw_trace()] * 3, format="json").status_code == 200
+
+
+def test_nul_characters_are_stored_as_replacement_characters(client, django_capture_on_commit_callbacks):
+    from inventory.models import ApiTrace
+
+    body = json.dumps([raw_trace(path="/nul", response_body={"na\u0000me": "a\u0000b"})]).encode()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.generic("POST", V1_BATCH, body, content_type="application/json")
+    assert response.status_code == 200
+    from inventory.tasks import analyze_batch_task
+
+    analyze_batch_task(*callbacks[0].args)
+    assert json.loads(ApiTrace.objects.get().response_body) == {"na\ufffdme": "a\ufffdb"}
+
+
+def test_the_openapi_schema_documents_the_agent_routes(anon_client):
+    schema = anon_client.get("/api/v1/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    for path in ("/api/v1/log-request/single", "/api/v1/log-request/batch", "/api/v2/log-request/batch"):
+        operation = schema["paths"][path]["post"]
+        assert "application/json" in operation["requestBody"]["content"]
+        assert {"200", "400", "401", "413", "503"} <= set(operation["responses"])
+    config = schema["paths"]["/api/v1/agent-config"]["get"]["responses"]["200"]["content"]["application/json"]
+    assert config["schema"]["$ref"].endswith("AgentConfig")

@@ -305,3 +305,12 @@ def test_addresses_and_callers_are_recorded_for_the_hosts_graph(ingest):
     assert list(HostAddress.objects.values_list("host__name", "address")) == [("orders.internal", "10.0.0.9")]
     assert sorted(EndpointCaller.objects.values_list("endpoint__path", "address")) == [
         ("/orders/{param1}", "10.0.0.5"), ("/orders/{param1}", "10.0.0.6")]
+
+
+def test_internet_clients_are_not_recorded_as_callers_but_known_hosts_are(ingest):
+    ingest(raw_trace(host="web.example.com", path="/home", source="81.2.69.160", destination="93.184.216.34"))
+    assert EndpointCaller.objects.count() == 0  # an internet client is no graph edge
+    # web.example.com (served on 93.184.216.34) calls the API: that address is recorded.
+    ingest(raw_trace(host="api.example.com", path="/v1/items", source="93.184.216.34", destination="151.101.1.69"))
+    assert list(EndpointCaller.objects.values_list("endpoint__host__name", "address")) == [
+        ("api.example.com", "93.184.216.34")]

@@ -196,14 +196,11 @@ def test_analysis_of_a_batch_takes_a_bounded_number_of_queries(client, django_ca
                           headers={"Authorization": "Bearer abcdefghijklmnop"}, query=[("page", str(i))])
                 for i in range(n)]
 
-    with django_capture_on_commit_callbacks() as callbacks:
-        client.post(V1, batch(10, 0), format="json")
-        client.post(V1, batch(300, 1000), format="json")
-    small, large = (c.args[0] for c in callbacks)
-    with django_assert_max_num_queries(40):
-        analyze_batch_task(small)
-    with django_assert_max_num_queries(40):
-        analyze_batch_task(large)
+    for size, offset in ((10, 0), (300, 1000)):
+        with django_capture_on_commit_callbacks() as callbacks:
+            client.post(V1, batch(size, offset), format="json")
+        with django_assert_max_num_queries(40):
+            analyze_batch_task(*callbacks[0].args)
     assert Endpoint.objects.count() == 10 and UsageMinute.objects.filter(count=31).count() == 10
 
 
@@ -236,3 +233,24 @@ def test_a_failing_batch_is_retried_then_marked_failed_not_dropped():
     assert batch_record_failure(batch_id=batch.id, error=RuntimeError("boom")) is True
     batch.refresh_from_db()
     assert batch.status == IngestBatch.Status.FAILED and batch.error == "RuntimeError: boom"
+
+
+def test_a_worker_analyses_pending_batches_together_under_a_backlog(client, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks() as callbacks:
+        for i in range(3):
+            client.post(V1, [raw_trace(path=f"/queue/{i}"), raw_trace(path=f"/queue/{i}")], format="json")
+    first, second, third = (c.args[0] for c in callbacks)
+    outcome = batch_analyze(batch_id=first)
+    assert (outcome.batches, outcome.traces) == (3, 6)
+    assert not IngestBatch.objects.exclude(status=IngestBatch.Status.DONE).exists()
+    assert batch_analyze(batch_id=second) is None and batch_analyze(batch_id=third) is None
+    assert UsageMinute.objects.get().count == 6
+
+
+@pytest.mark.parametrize("limit,expected", [(2, 2), (1000, 3)])
+def test_coalescing_stays_under_its_trace_limit(client, django_capture_on_commit_callbacks, settings, limit, expected):
+    settings.INGEST_COALESCE_TRACES = limit
+    with django_capture_on_commit_callbacks() as callbacks:
+        for i in range(3):
+            client.post(V1, [raw_trace(path=f"/queue/{i}")], format="json")
+    assert batch_analyze(batch_id=callbacks[0].args[0]).batches == expected
