@@ -38,8 +38,9 @@ _INGEST_ERRORS = {
 }
 
 
-def _read_json(request):
-    """The request body as JSON: 10 MB limit (gzip bodies inflated within it), malformed JSON is a ZOD 400."""
+def _read_json(request) -> tuple[object, bytes]:
+    """The request body parsed, and its (inflated, NUL-free) JSON text: 10 MB limit (gzip bodies
+    inflated within it), malformed JSON is a ZOD 400."""
     body = request.body
     if len(body) > MAX_REQUEST_BYTES:
         raise PayloadTooLarge()
@@ -55,7 +56,7 @@ def _read_json(request):
         # PostgreSQL text and jsonb cannot hold NUL characters: U+FFFD stands in for them.
         body = body.replace(b"\\u0000", b"\\ufffd")
     try:
-        return orjson.loads(body)
+        return orjson.loads(body), body
     except orjson.JSONDecodeError:
         raise ZodError([{"code": "custom", "path": [], "message": "Malformed request body: invalid JSON"}]) from None
 
@@ -65,9 +66,10 @@ class _IngestView(APIView):
     processed = False
 
     def post(self, request):
-        payload = _read_json(request)
+        payload, body = _read_json(request)
         traces = traces_validate(payload, batch=self.batch, processed=self.processed)
-        traces_accept(traces=traces, processed=self.processed)
+        # The validated body is stored as sent (validation does not change it): no re-serialisation.
+        traces_accept(traces=traces, processed=self.processed, traces_json=body if self.batch else b"[" + body + b"]")
         return Response("OK")
 
 
