@@ -279,6 +279,7 @@ def endpoint_spec_name(*, host: str, pattern: str, method: str, specs: list[Comp
 
 def endpoints_link_specs(*, hosts) -> int:
     """Recompute ``openapiSpecName`` of every endpoint of ``hosts``; returns how many changed."""
+    from inventory.counts import inventory_changed
     from inventory.models import Endpoint
 
     changes: dict = {}
@@ -292,6 +293,8 @@ def endpoints_link_specs(*, hosts) -> int:
                 changes.setdefault(name, []).append(endpoint_id)
     for name, endpoint_ids in changes.items():
         Endpoint.objects.filter(uuid__in=endpoint_ids).update(openapi_spec_name=name)
+    if changes:
+        inventory_changed()  # searchQuery matches openapiSpecName
     return sum(len(ids) for ids in changes.values())
 
 
@@ -462,6 +465,7 @@ def spec_diff_batch(pairs) -> list[AlertCandidate]:
 
 
 def _spec_diff(pairs) -> tuple[list[AlertCandidate], dict]:
+    from inventory.counts import inventory_changed
     from inventory.models import Endpoint
 
     seen = [_seen(endpoint, trace) for endpoint, trace in pairs]
@@ -484,6 +488,8 @@ def _spec_diff(pairs) -> tuple[list[AlertCandidate], dict]:
             changes.setdefault(name, []).append(endpoint_id)
     for name, endpoint_ids in changes.items():
         Endpoint.objects.filter(uuid__in=endpoint_ids).update(openapi_spec_name=name)
+    if changes:
+        inventory_changed()  # searchQuery matches openapiSpecName
     candidates: list[AlertCandidate] = []
     for item in seen:
         try:

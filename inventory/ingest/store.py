@@ -19,7 +19,7 @@ import uuid
 import orjson
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 
@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from classification.models import DataField
 from core.enums import RISK_RANK
+from inventory.counts import inventory_changed
 from inventory.models import (
     ApiTrace,
     Endpoint,
@@ -141,6 +142,7 @@ def hosts_resolve(traces: list[Trace]) -> tuple[dict[str, HostRow], int]:
             Host.objects.filter(id=row.id).update(
                 is_public_detected=detected, address_seen=True, is_public=row.is_public, updated_at=timezone.now()
             )
+            inventory_changed()  # hostType filters
     return rows, len(missing)
 
 
@@ -224,8 +226,11 @@ def endpoint_risks(endpoint_ids: set, config: ClassConfig) -> dict:
     return {e: (sorted(classes[e]), config.risk(classes[e])) for e in endpoint_ids}
 
 
-def endpoints_update(matched, results, risk_changes) -> None:
-    """Activity, GraphQL, authentication detection, risk (DECISIONS §4): set-based, last in the transaction."""
+def endpoints_update(matched, results, risk_changes) -> bool:
+    """Activity, GraphQL, authentication detection, risk (DECISIONS §4): set-based, last in the transaction.
+
+    Returns True when something the list filters read changed (authentication, risk)."""
+    changed = bool(risk_changes)
     newest: dict = {}
     rows: dict = {}
     for trace, endpoint in matched:
@@ -249,14 +254,14 @@ def endpoints_update(matched, results, risk_changes) -> None:
         if trace.partial and 200 <= trace.status < 300 and trace.auth_provided is not None:
             (authenticated if trace.auth_provided else unauthenticated).add(endpoint.uuid)
     if unauthenticated:
-        Endpoint.objects.filter(uuid__in=sorted(unauthenticated), unauthenticated_success_seen=False).update(
-            unauthenticated_success_seen=True, is_authenticated_detected=False
-        )
+        changed |= bool(Endpoint.objects.filter(
+            uuid__in=sorted(unauthenticated), unauthenticated_success_seen=False
+        ).update(unauthenticated_success_seen=True, is_authenticated_detected=False))
     authenticated -= unauthenticated
     if authenticated:
-        Endpoint.objects.filter(
+        changed |= bool(Endpoint.objects.filter(
             uuid__in=sorted(authenticated), unauthenticated_success_seen=False, is_authenticated_detected=False
-        ).update(is_authenticated_detected=True)
+        ).update(is_authenticated_detected=True))
     if risk_changes:
         now = timezone.now()
         bulk_set(
@@ -265,6 +270,7 @@ def endpoints_update(matched, results, risk_changes) -> None:
              for e, (names, risk) in sorted(risk_changes.items())],
             replace=["data_classes", "risk_score", "risk_rank", "updated_at"],
         )
+    return changed
 
 
 # ---------------------------------------------------------------- data fields
