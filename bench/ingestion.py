@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.service import BenchService, Figures, bench_arguments, percentile  # noqa: E402
+from bench.service import BenchService, CpuMeter, Figures, bench_arguments, percentile  # noqa: E402
 
 HOSTS = 20
 ENDPOINTS_PER_HOST = 100
@@ -173,8 +173,10 @@ def wait_analysed(svc: BenchService, *, started: float, endpoints: int, timeout:
 
 def phase(svc: BenchService, figures: Figures, *, label: str, path: str, bodies: list[bytes], traces: int,
           per_request: int, clients: int, endpoints: int) -> None:
+    meter = CpuMeter(svc).start()
     result = post_all(svc, path, bodies, clients)
     done = wait_analysed(svc, started=result["started"], endpoints=endpoints, timeout=900)
+    cpu = meter.stop()
     ms = [s * 1000 for s in result["latencies"]]
     unit = f"{per_request}-trace POST" if per_request > 1 else "single-trace POST"
     figures.add(f"{label}: accept p50 per {unit}", percentile(ms, 50), "ms")
@@ -187,6 +189,12 @@ def phase(svc: BenchService, figures: Figures, *, label: str, path: str, bodies:
                 note=f"{traces} traces, {clients} clients, {result['retries']} 503 retries")
     target = {"target": "≥ 2,000 traces/s", "ok": traces / done >= 2000} if per_request == 100 else {}
     figures.add(f"{label}: analysed", traces / done, "traces/s", note=f"all analysed after {done:.1f} s", **target)
+    # Load-independent: CPU per trace of each part, and the rate two idle cores would sustain.
+    per_trace = {name: seconds / traces * 1000 for name, seconds in cpu.items()}
+    figures.add(f"{label}: CPU per trace", sum(per_trace.values()), "ms",
+                note=", ".join(f"{k} {v:.3f}" for k, v in per_trace.items()))
+    figures.add(f"{label}: projected on 2 idle cores", 2000 / sum(per_trace.values()), "traces/s",
+                note="2 CPU-seconds / CPU per trace; not a measurement")
 
 
 def main() -> None:
@@ -210,7 +218,8 @@ def main() -> None:
           f"{args.clients} clients; then {args.single_traces} single-trace posts", flush=True)
 
     with BenchService(db=args.db, redis_db=args.redis_db, web_threads=args.web_threads,
-                      worker_concurrency=args.worker_concurrency) as svc:
+                      worker_concurrency=args.worker_concurrency, worker_pool=args.worker_pool,
+                      worker_nice=args.worker_nice) as svc:
         print(f"service: {svc.describe()}", flush=True)
         phase(svc, figures, label="ingest batches (empty inventory)", path="/api/v1/log-request/batch",
               bodies=batch_bodies, traces=args.traces, per_request=args.batch, clients=args.clients,

@@ -11,6 +11,7 @@ of one process, and the profile (text; HTML with ``--html``). pyinstrument is a 
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -20,6 +21,16 @@ sys.path.insert(0, str(ROOT))
 
 from bench.ingestion import Traffic  # noqa: E402
 from bench.service import BenchService, Figures, bench_arguments  # noqa: E402
+
+
+def backend_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a local PostgreSQL backend process; -1e9 when unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return -1e9
 
 
 def main() -> None:
@@ -64,6 +75,10 @@ def main() -> None:
             print("pyinstrument is not installed: stage timings only")
     timings: dict[str, float] = {}
     analysed = 0
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
+    pg_cpu_before, cpu_before = backend_cpu(backend), time.process_time()
     started = time.perf_counter()
     if profiler:
         profiler.start()
@@ -76,9 +91,14 @@ def main() -> None:
     if profiler:
         profiler.stop()
     elapsed = time.perf_counter() - started
+    cpu, pg_cpu = time.process_time() - cpu_before, backend_cpu(backend) - pg_cpu_before
     figures = Figures("profile_ingest", json_path=args.json, small=args.small)
     figures.add("analysis in one process" + (" (profiled)" if profiler else ""), analysed / elapsed, "traces/s",
                 note=f"{analysed} traces in {elapsed:.1f} s")
+    # CPU per trace does not depend on what else runs on the machine: the better guide under load.
+    figures.add("analysis CPU per trace: Python", cpu / analysed * 1000, "ms")
+    figures.add("analysis CPU per trace: PostgreSQL backend", pg_cpu / analysed * 1000, "ms",
+                note="-1 when /proc of the server is not readable" if pg_cpu < 0 else "")
     total = sum(timings.values()) or 1
     print("stages: " + ", ".join(f"{k} {v:.2f}s ({v / total:.0%})" for k, v in timings.items()))
     with connection.cursor() as cursor:

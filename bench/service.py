@@ -27,6 +27,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -82,6 +83,76 @@ def rss_kb(pid: int) -> int:
     return total
 
 
+def proc_cpu_seconds(pid: int, *, children: bool = True) -> float:
+    """CPU seconds (user + system) of a process, its reaped children and (``children``) its live descendants."""
+    total = 0.0
+    pids = [pid]
+    tick = os.sysconf("SC_CLK_TCK")
+    while pids:
+        current = pids.pop()
+        try:
+            with open(f"/proc/{current}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in fields[11:15]) / tick  # utime stime cutime cstime
+            if children:
+                with open(f"/proc/{current}/task/{current}/children") as fh:
+                    pids.extend(int(p) for p in fh.read().split())
+        except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+            continue
+    return total
+
+
+class CpuMeter:
+    """CPU seconds used by the service's processes and its PostgreSQL backends between start() and stop().
+
+    Backends come and go, so a thread samples them every 0.2 s and keeps each one's latest reading.
+    CPU per unit of work does not depend on what else runs on the machine, unlike wall-clock rates.
+    """
+
+    def __init__(self, svc: BenchService):
+        self.svc = svc
+        self._stop = threading.Event()
+        self._backends: dict[int, list[float]] = {}
+        self._initial_pids: set[int] = set()
+        self._procs: dict[str, float] = {}
+        self._thread: threading.Thread | None = None
+
+    def _sample_backends(self) -> None:
+        try:
+            pids = [r[0] for r in self.svc.sql(
+                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [self.svc.db])]
+        except Exception:  # noqa: BLE001 - sampling is best effort
+            return
+        for pid in pids:
+            seconds = proc_cpu_seconds(pid, children=False)
+            first_last = self._backends.setdefault(pid, [seconds, seconds])
+            first_last[1] = max(first_last[1], seconds)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            self._sample_backends()
+
+    def start(self) -> CpuMeter:
+        self._procs = {name: proc_cpu_seconds(p.pid) for name, p in self.svc.procs.items()}
+        self._sample_backends()
+        self._initial_pids = set(self._backends)
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> dict[str, float]:
+        """{"web": s, "worker": s, ..., "postgres": s} CPU seconds since start()."""
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+        self._sample_backends()
+        used = {name: proc_cpu_seconds(p.pid) - self._procs.get(name, 0.0) for name, p in self.svc.procs.items()}
+        # A backend first seen after start() was born during the run: all of its CPU counts.
+        used["postgres"] = sum(last - (first if pid in self._initial_pids else 0.0)
+                               for pid, (first, last) in self._backends.items())
+        return used
+
+
 def bench_arguments(description: str, *, db: str, redis_db: int = 8) -> argparse.ArgumentParser:
     """The options every script takes: ``--small`` (CI smoke sizes), ``--json``, ``--db``, ``--redis-db``."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -92,6 +163,10 @@ def bench_arguments(description: str, *, db: str, redis_db: int = 8) -> argparse
                         help=f"Redis db number (flushed!; default {redis_db})")
     parser.add_argument("--web-threads", type=int, default=int(os.environ.get("WEB_THREADS", 8)))
     parser.add_argument("--worker-concurrency", type=int, default=int(os.environ.get("WORKER_CONCURRENCY", 2)))
+    parser.add_argument("--worker-nice", type=int, default=int(os.environ.get("WORKER_NICE", 0)),
+                        help="run the Celery worker under nice -n N (the web answers first)")
+    parser.add_argument("--worker-pool", default=os.environ.get("WORKER_POOL", "prefork"),
+                        choices=["prefork", "threads", "solo"])
     return parser
 
 
@@ -112,7 +187,7 @@ class Figures:
         verdict = "" if ok is None else (" MET" if ok else " MISSED")
         target_text = f" (target {target}{verdict})" if target else ""
         note_text = f" [{note}]" if note else ""
-        print(f"FIGURE {name}: {value:,.1f} {unit}{target_text}{note_text}; load {row['load']}", flush=True)
+        print(f"FIGURE {name}: {value:,.{2 if abs(value) < 10 else 1}f} {unit}{target_text}{note_text}; load {row['load']}", flush=True)
         if self.json_path:
             with open(self.json_path, "a") as fh:
                 fh.write(json.dumps(row) + "\n")
@@ -136,13 +211,14 @@ class BenchService:
     def __init__(self, *, db: str = "apiscope_bench", redis_db: int = 8, web_workers: int = 1,
                  web_threads: int = 8, worker_concurrency: int = 2, worker_pool: str = "prefork",
                  webhook_worker: bool = False, webhook_worker_concurrency: int = 4, fresh: bool = True,
-                 extra_env: dict | None = None):
+                 worker_nice: int = 0, extra_env: dict | None = None):
         self.db = db
         self.redis_url = f"{REDIS}/{redis_db}"
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.web_workers, self.web_threads = web_workers, web_threads
         self.worker_concurrency, self.worker_pool = worker_concurrency, worker_pool
+        self.worker_nice = worker_nice
         self.webhook_worker, self.webhook_worker_concurrency = webhook_worker, webhook_worker_concurrency
         self.fresh = fresh
         self.env = {
@@ -164,7 +240,8 @@ class BenchService:
         self._log = None
 
     def describe(self) -> str:
-        worker = f"Celery worker ({self.worker_pool} x{self.worker_concurrency}, queues celery+webhooks)"
+        nice = f", nice {self.worker_nice}" if self.worker_nice else ""
+        worker = f"Celery worker ({self.worker_pool} x{self.worker_concurrency}{nice}, queues celery+webhooks)"
         if self.webhook_worker:
             worker = (f"Celery worker ({self.worker_pool} x{self.worker_concurrency}, queue celery) + webhooks "
                       f"worker (x{self.webhook_worker_concurrency})")
@@ -212,7 +289,8 @@ class BenchService:
         return self
 
     def _celery(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "celery", "-q", "-A", "config", "worker", "--loglevel", "WARNING",
+        nice = ["nice", "-n", str(self.worker_nice)] if self.worker_nice else []
+        return [*nice, sys.executable, "-m", "celery", "-q", "-A", "config", "worker", "--loglevel", "WARNING",
                 "--without-gossip", "--without-mingle", "--without-heartbeat", *args]
 
     def _spawn(self, name: str, command: list[str]) -> None:
