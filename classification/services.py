@@ -20,6 +20,7 @@ from django.utils import timezone
 from core.enums import RISK_RANK, AlertType, RiskScore, max_risk
 from core.errors import ConflictError, DataFieldNotFound
 from detections.models import Alert
+from inventory.counts import inventory_changed
 from inventory.models import Endpoint
 
 from .models import DataClass, DataField
@@ -95,6 +96,8 @@ def endpoints_refresh_risk(*, endpoint_ids: Iterable) -> int:
             if changed:
                 Endpoint.objects.bulk_update(changed, ["risk_score", "risk_rank", "data_classes", "updated_at"])
             changed_count += len(changed)
+        if changed_count:
+            inventory_changed()  # riskScores / dataClasses filters and their cached totals
     return changed_count
 
 
@@ -164,6 +167,7 @@ def data_field_delete(*, data_field_id: str) -> DataField:
         field = data_field_get(data_field_id=data_field_id, for_update=True)
         field_uuid, endpoint_id = field.uuid, field.endpoint_id
         field.delete()
+        inventory_changed()  # new-detections totals
         field.uuid = field_uuid
         endpoints_refresh_risk(endpoint_ids=[endpoint_id])
     logger.info("data field %s deleted", field_uuid)
@@ -212,6 +216,7 @@ class ClearResult:
 
 
 def _reset_endpoint_risk() -> int:
+    inventory_changed()
     return (
         Endpoint.objects.exclude(risk_score=RiskScore.NONE, data_classes=[])
         .update(risk_score=RiskScore.NONE, risk_rank=RISK_RANK[RiskScore.NONE], data_classes=[],

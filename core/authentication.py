@@ -1,7 +1,13 @@
 """Authentication by the raw API key in the ``Authorization`` header (no scheme word)."""
+from django.db import connection
 from rest_framework import authentication, exceptions
 
 from .models import ApiKey, hash_key
+
+_LOOKUP_SQL = (
+    f"SELECT id, name FROM {ApiKey._meta.db_table} "
+    "WHERE key_hash = %s AND revoked_at IS NULL LIMIT 1"
+)
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
@@ -15,9 +21,15 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         raw = request.META.get("HTTP_AUTHORIZATION", "").strip()
         if not raw:
             return None
-        key = ApiKey.objects.active().filter(key_hash=hash_key(raw)).only("id", "name").first()
-        if key is None:
+        # Every request runs this: one statement written out (the ORM's per-request query
+        # compilation cost more than the lookup itself), same as ``ApiKey.objects.active()``.
+        with connection.cursor() as cursor:
+            cursor.execute(_LOOKUP_SQL, [hash_key(raw)])
+            row = cursor.fetchone()
+        if row is None:
             raise exceptions.AuthenticationFailed()
+        key = ApiKey(id=row[0], name=row[1])
+        key._state.adding, key._state.db = False, connection.alias
         return (key, key)
 
     def authenticate_header(self, request) -> str:

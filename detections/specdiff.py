@@ -280,6 +280,7 @@ def endpoint_spec_name(*, host: str, pattern: str, method: str, specs: list[Comp
 
 def endpoints_link_specs(*, hosts) -> int:
     """Recompute ``openapiSpecName`` of every endpoint of ``hosts``; returns how many changed."""
+    from inventory.counts import inventory_changed
     from inventory.models import Endpoint
 
     changes: dict = {}
@@ -293,6 +294,8 @@ def endpoints_link_specs(*, hosts) -> int:
                 changes.setdefault(name, []).append(endpoint_id)
     for name, endpoint_ids in changes.items():
         Endpoint.objects.filter(uuid__in=endpoint_ids).update(openapi_spec_name=name)
+    if changes:
+        inventory_changed()  # searchQuery matches openapiSpecName
     return sum(len(ids) for ids in changes.values())
 
 
@@ -463,6 +466,7 @@ def spec_diff_batch(pairs) -> list[AlertCandidate]:
 
 
 def _spec_diff(pairs) -> tuple[list[AlertCandidate], dict]:
+    from inventory.counts import inventory_changed
     from inventory.models import Endpoint
 
     seen = [_seen(endpoint, trace) for endpoint, trace in pairs]
@@ -485,6 +489,8 @@ def _spec_diff(pairs) -> tuple[list[AlertCandidate], dict]:
             changes.setdefault(name, []).append(endpoint_id)
     for name, endpoint_ids in changes.items():
         Endpoint.objects.filter(uuid__in=endpoint_ids).update(openapi_spec_name=name)
+    if changes:
+        inventory_changed()  # searchQuery matches openapiSpecName
     candidates: list[AlertCandidate] = []
     for item in seen:
         try:

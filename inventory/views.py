@@ -51,9 +51,9 @@ def _is_json_media_type(request) -> bool:
     return not media_type or media_type == "application/json" or media_type.endswith("+json")
 
 
-def _read_json(request):
-    """The request body as JSON: 10 MB limit (gzip bodies inflated within it), malformed JSON is a ZOD 400,
-    a body declared in another media type is 415."""
+def _read_json(request) -> tuple[object, bytes]:
+    """The request body parsed, and its (inflated, NUL-free) JSON text: 10 MB limit (gzip bodies
+    inflated within it), malformed JSON is a ZOD 400, a body declared in another media type is 415."""
     if not _is_json_media_type(request):
         raise UnsupportedMediaType(request.META.get("CONTENT_TYPE", ""))
     body = request.body
@@ -75,8 +75,12 @@ def _read_json(request):
         # Storing it (JSONField's json.dumps) or walking it would exhaust the stack: a 500.
         raise ZodError([{"code": "custom", "path": [],
                          "message": f"Malformed request body: nested deeper than {MAX_TRACE_DEPTH} levels"}])
-    # NUL can only arrive escaped in JSON; PostgreSQL refuses it in jsonb/text, so it is dropped.
-    return strip_nul(payload) if b"\\u0000" in body else payload
+    if b"\\u0000" in body:
+        # NUL can only arrive escaped in JSON; PostgreSQL refuses it in jsonb/text, so it is dropped
+        # (and the stored text re-written without it).
+        payload = strip_nul(payload)
+        body = orjson.dumps(payload)
+    return payload, body
 
 
 class _IngestView(APIView):
@@ -84,9 +88,10 @@ class _IngestView(APIView):
     processed = False
 
     def post(self, request):
-        payload = _read_json(request)
+        payload, body = _read_json(request)
         traces = traces_validate(payload, batch=self.batch, processed=self.processed)
-        traces_accept(traces=traces, processed=self.processed)
+        # The validated body is stored as sent (validation does not change it): no re-serialisation.
+        traces_accept(traces=traces, processed=self.processed, traces_json=body if self.batch else b"[" + body + b"]")
         return Response("OK")
 
 

@@ -144,7 +144,8 @@ CELERY_BEAT_SCHEDULE: dict = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["core.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # orjson: the same JSON as DRF's JSONRenderer, several times faster (core/renderers.py).
+    "DEFAULT_RENDERER_CLASSES": ["core.renderers.ORJSONRenderer"],
     # JSON whatever the Accept header says (no 406): core/negotiation.py.
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.negotiation.JsonContentNegotiation",
     # JSON bodies only; upload routes (GraphQL schema, OpenAPI specs) set their own multipart parsers.
@@ -230,6 +231,11 @@ INGEST_REQUEUE_AFTER = env.int("INGEST_REQUEUE_AFTER", default=120)
 INGEST_COALESCE_TRACES = env.int("INGEST_COALESCE_TRACES", default=1000)
 # Retention of stored traces (the newest 100 per endpoint are kept, none older than this).
 TRACE_RETENTION_DAYS = env.int("TRACE_RETENTION_DAYS", default=7)
+# List totals (X-Total-Count, hosts' endpoint counts) whose count took at least
+# INVENTORY_COUNT_CACHE_MIN_MS are reused until the inventory changes, for at most
+# INVENTORY_COUNT_CACHE_SECONDS (0 turns the cache off). See inventory/counts.py.
+INVENTORY_COUNT_CACHE_SECONDS = env.int("INVENTORY_COUNT_CACHE_SECONDS", default=30)
+INVENTORY_COUNT_CACHE_MIN_MS = env.float("INVENTORY_COUNT_CACHE_MIN_MS", default=5.0)
 
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
 LOGGING = {

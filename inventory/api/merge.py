@@ -43,6 +43,7 @@ from classification.services import endpoints_refresh_risk
 from core.enums import AlertStatus, AlertType
 from core.errors import ApiError, EndpointNotFound
 from detections.models import Alert
+from inventory.counts import inventory_changed
 from inventory.models import ApiTrace, Endpoint, EndpointCaller, ObservedPath, UsageDay, UsageMinute
 from inventory.patterns import Pattern, path_problem, path_segments, pattern_best_match, pattern_compile
 
@@ -118,6 +119,7 @@ def endpoint_paths_update(*, endpoint_id: str, paths: Sequence[str]) -> list[End
         target_ids = [t.uuid for t in plan.targets.values()]
         traces_prune(endpoint_ids=target_ids)
         endpoints_refresh_risk(endpoint_ids=target_ids)
+        inventory_changed()
 
     logger.info(
         "endpoint %s paths updated: %d target(s), %d endpoint(s) merged", current.uuid, len(patterns), len(consumed)

@@ -21,10 +21,12 @@ from classification.models import DataField
 from classification.services import class_severities, field_risk
 from core.enums import RISK_RANK, RiskScore
 from core.errors import ApiError, EndpointNotFound, PayloadTooLarge, ZodError
+from inventory.counts import cached_count, inventory_changed
 from inventory.models import ApiTrace, Endpoint, EndpointCaller, Host, HostAddress, ObservedPath, UsageDay, UsageMinute
 from inventory.patterns import SUGGESTION_SAMPLE, paths_suggest
 
-from .filters import EndpointFilter, HostFilter, json_any_q
+from . import render
+from .filters import HostFilter, endpoints_filter, json_any_q
 
 logger = logging.getLogger(__name__)
 
@@ -70,13 +72,70 @@ def endpoint_get(*, endpoint_id: str, for_update: bool = False) -> Endpoint:
     return endpoint
 
 
-def endpoints_page(*, filters: dict, offset: int, limit: int) -> Page:
-    """GET /endpoints: filter (``EndpointFilter``), order risk HIGH→NONE, lastActive newest (nulls last), uuid.
+# Past this offset the page's keys are found first (an index-only scan without filters),
+# then its rows; past the middle of the result the index is read from the other end.
+DEEP_OFFSET = 1000
+# A filtered result this small is ordered here: PostgreSQL then uses the filters' own indexes
+# instead of walking the list-order index until it has seen ``offset + limit`` matches.
+SMALL_RESULT = 2000
+_REVERSED_ORDER = (F("risk_rank").asc(), F("last_active").asc(nulls_first=True), F("uuid").desc())
 
-    Two queries whatever ``limit``: the count and the page (host joined).
+
+def _freeze(value):
+    """A hashable form of validated query values (cache keys)."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def _list_order_key(row: tuple) -> tuple:
+    """(uuid, risk_rank, last_active) -> the GET /endpoints order: risk DESC, lastActive DESC NULLS LAST, uuid."""
+    uuid_, rank, last = row
+    if last is None:
+        return (-rank, 1, 0, uuid_)
+    if last.tzinfo is None:
+        last = last.replace(tzinfo=dt.UTC)
+    return (-rank, 0, -((last - _EPOCH) // dt.timedelta(microseconds=1)), uuid_)
+
+
+def _rows_by_id(ids: list) -> list[tuple]:
+    """List-item rows of these endpoints, in the order of ``ids``."""
+    rows = {row[0]: row for row in render.endpoint_rows(Endpoint.objects.filter(uuid__in=ids))}
+    return [rows[i] for i in ids if i in rows]
+
+
+def endpoints_page(*, filters: dict, offset: int, limit: int) -> Page:
+    """GET /endpoints: filter (``EndpointFilter``'s lookups), order risk HIGH→NONE, lastActive newest
+    (nulls last), uuid. Items are list-item rows (``render.ENDPOINT_COLUMNS``).
+
+    The total comes from :func:`inventory.counts.cached_count`. The page: one query for
+    shallow pages of large results; for a small filtered result (≤ ``SMALL_RESULT``) the
+    keys of all matches, ordered here, then the page's rows; for deep offsets the page's
+    keys from the closer end of the list-order index, then the rows.
     """
-    queryset = EndpointFilter(data=filters, queryset=Endpoint.objects.select_related("host")).qs
-    return _page(queryset.order_by(*ENDPOINT_ORDER), offset=offset, limit=limit)
+    queryset = endpoints_filter(Endpoint.objects.all(), filters)
+    active = {k: v for k, v in filters.items() if v not in (None, "", [], ()) and not (k == "hostType" and v == "ANY")}
+    total = cached_count(("endpoints", _freeze(active)), queryset.count)
+    if not limit or offset >= total:
+        return Page(items=[], total=total)
+    if active and total <= SMALL_RESULT:
+        keys = sorted(queryset.values_list("uuid", "risk_rank", "last_active"), key=_list_order_key)
+        return Page(items=_rows_by_id([k[0] for k in keys[offset:offset + limit]]), total=total)
+    if offset >= DEEP_OFFSET:
+        count = min(limit, total - offset)
+        if total - offset < offset + count:  # nearer the end: read the index backwards
+            start = total - offset - count
+            ids = list(queryset.order_by(*_REVERSED_ORDER).values_list("uuid", flat=True)[start:start + count])
+            ids.reverse()
+        else:
+            ids = list(queryset.order_by(*ENDPOINT_ORDER).values_list("uuid", flat=True)[offset:offset + count])
+        return Page(items=_rows_by_id(ids), total=total)
+    return Page(items=render.endpoint_rows(queryset.order_by(*ENDPOINT_ORDER)[offset:offset + limit]), total=total)
 
 
 def endpoint_openapi_spec(endpoint: Endpoint) -> dict | None:
@@ -95,20 +154,13 @@ def endpoint_openapi_spec(endpoint: Endpoint) -> dict | None:
     return spec if isinstance(spec, dict) else None
 
 
-def endpoint_detail(*, endpoint_id: str) -> Endpoint:
-    """GET /endpoint/{id}: the endpoint with ``detail_*`` attributes for its fields, alerts and traces.
-
-    Fields by section and path; alerts newest first; traces newest first, at most 100.
-    Four queries (five when a spec is named).
-    """
+def endpoint_detail(*, endpoint_id: str) -> dict:
+    """GET /endpoint/{id}: the wire dict (``render.endpoint_detail``) of the endpoint with its fields,
+    alerts and traces. Fields by section and path; alerts newest first; traces newest first, at
+    most 100. Four queries (five when a spec is named)."""
     endpoint = endpoint_get(endpoint_id=endpoint_id)
-    endpoint.detail_data_fields = list(
-        DataField.objects.filter(endpoint=endpoint).order_by("data_section", "data_path", "status_code")
-    )
-    endpoint.detail_alerts = list(endpoint.alerts.order_by("-created_at", "uuid"))
-    endpoint.detail_traces = list(endpoint.traces.order_by("-created_at", "uuid")[:MAX_DETAIL_TRACES])
-    endpoint.detail_openapi_spec = endpoint_openapi_spec(endpoint)
-    return endpoint
+    return render.endpoint_detail(endpoint, openapi_spec=endpoint_openapi_spec(endpoint),
+                                  traces_limit=MAX_DETAIL_TRACES)
 
 
 def endpoint_usage(*, endpoint_id: str, now: dt.datetime | None = None) -> dict:
@@ -151,9 +203,12 @@ def endpoint_set_authenticated(*, endpoint_id: str, authenticated: bool) -> None
 
 def endpoints_set_authenticated(*, endpoint_ids: Iterable, authenticated: bool | None) -> int:
     """Set (or with ``None`` unset) the operator's authentication setting of several endpoints."""
-    return Endpoint.objects.filter(uuid__in=list(endpoint_ids)).update(
+    updated = Endpoint.objects.filter(uuid__in=list(endpoint_ids)).update(
         is_authenticated_user_set=authenticated, updated_at=timezone.now()
     )
+    if updated:
+        inventory_changed()
+    return updated
 
 
 def endpoint_set_full_trace_capture(*, endpoint_id: str, enabled: bool) -> None:
@@ -173,6 +228,7 @@ def endpoints_delete(*, endpoint_ids: Iterable) -> int:
         return 0
     with transaction.atomic():
         _, per_model = Endpoint.objects.filter(uuid__in=ids).delete()
+        inventory_changed()
     deleted = per_model.get(Endpoint._meta.label, 0)
     logger.info("deleted %d endpoint(s)", deleted)
     return deleted
@@ -255,15 +311,34 @@ def hosts_with_endpoints() -> QuerySet[Host]:
     return Host.objects.annotate(num_endpoints=Count("endpoints")).filter(num_endpoints__gt=0)
 
 
+def host_endpoint_counts() -> dict[int, int]:
+    """Endpoints per host id (hosts with none are absent): one aggregate over the endpoints,
+    cached like the list totals (``inventory.counts``)."""
+    return cached_count(("host_counts",), lambda: dict(
+        Endpoint.objects.order_by().values("host_id").annotate(n=Count("uuid")).values_list("host_id", "n")
+    ))
+
+
 def hosts_page(*, filters: dict, sort_by: str, sort_order: str, offset: int, limit: int) -> Page:
-    """GET /hosts: ``searchQuery`` on the name, ``hostType``; by endpoint count or name (ties by name)."""
-    queryset = HostFilter(data=filters, queryset=hosts_with_endpoints()).qs
+    """GET /hosts: ``searchQuery`` on the name, ``hostType``; by endpoint count or name (ties by name).
+
+    Items are ``render.host_item`` dicts. The endpoint counts come from :func:`host_endpoint_counts`;
+    the hosts (filtered in SQL) are joined, ordered and paged here.
+    """
+    counts = host_endpoint_counts()
     descending = sort_order == "DESC"
-    if sort_by == "NAME":
-        order = [F("name").desc() if descending else F("name").asc()]
-    else:
-        order = [F("num_endpoints").desc() if descending else F("num_endpoints").asc(), "name"]
-    return _page(queryset.order_by(*order), offset=offset, limit=limit)
+    # Names are ordered by the database (its collation), counts here with a stable sort: ties by name.
+    by_name = F("name").desc() if sort_by == "NAME" and descending else F("name").asc()
+    hosts = [
+        (name, counts[host_id], public)
+        for host_id, name, public in HostFilter(data=filters, queryset=Host.objects.order_by(by_name)).qs
+        .values_list("id", "name", "is_public")
+        if counts.get(host_id)
+    ]
+    if sort_by != "NAME":
+        hosts.sort(key=lambda h: h[1], reverse=descending)
+    return Page(items=[render.host_item(*h) for h in hosts[offset:offset + limit]] if limit else [],
+                total=len(hosts))
 
 
 def hosts_delete(*, names: Sequence[str]) -> int:
@@ -273,6 +348,7 @@ def hosts_delete(*, names: Sequence[str]) -> int:
     """
     with transaction.atomic():
         _, per_model = Host.objects.filter(name__in=list(names)).delete()
+        inventory_changed()
     deleted = per_model.get(Host._meta.label, 0)
     logger.info("deleted %d host(s) and %d endpoint(s)", deleted, per_model.get(Endpoint._meta.label, 0))
     return deleted
@@ -341,14 +417,16 @@ def new_detections(*, params: dict) -> Page:
 
     Newest first. ``detectionRiskScores`` filters on the endpoint's riskScore, or
     on a field's own risk (highest severity of its classes); ``detectionHosts`` on
-    hostnames. Items are endpoints, or data fields carrying ``risk_score`` and
-    their endpoint (host joined). Two queries (three for data fields).
+    hostnames. Items are endpoint list-item rows (``render.ENDPOINT_COLUMNS``), or data
+    fields carrying ``risk_score`` and their endpoint (host joined). The total is cached
+    like the list totals (``inventory.counts``). Two queries (three for data fields).
     """
     start, end = params.get("start"), params.get("end")
     hosts, risks = params["detectionHosts"], params["detectionRiskScores"]
     offset, limit = params["detectionOffset"], params["detectionLimit"]
+    key = ("new_detections", _freeze(dict(params, detectionOffset=None, detectionLimit=None)))
     if params["detectionType"] == "ENDPOINT":
-        queryset = Endpoint.objects.select_related("host").filter(first_detected__isnull=False)
+        queryset = Endpoint.objects.filter(first_detected__isnull=False)
         if start:
             queryset = queryset.filter(first_detected__gte=start)
         if end:
@@ -357,7 +435,10 @@ def new_detections(*, params: dict) -> Page:
             queryset = queryset.filter(host__name__in=hosts)
         if risks:
             queryset = queryset.filter(risk_score__in=risks)
-        return _page(queryset.order_by("-first_detected", "uuid"), offset=offset, limit=limit)
+        total = cached_count(key, queryset.count)
+        items = render.endpoint_rows(queryset.order_by("-first_detected", "uuid")[offset:offset + limit]) \
+            if limit and offset < total else []
+        return Page(items=items, total=total)
 
     severities = class_severities()
     queryset = DataField.objects.select_related("endpoint__host")
@@ -369,10 +450,11 @@ def new_detections(*, params: dict) -> Page:
         queryset = queryset.filter(endpoint__host__name__in=hosts)
     if risks:
         queryset = queryset.filter(field_risk_q(risks, severities))
-    page = _page(queryset.order_by("-created_at", "uuid"), offset=offset, limit=limit)
-    for field in page.items:
+    total = cached_count(key, queryset.count)
+    items = list(queryset.order_by("-created_at", "uuid")[offset:offset + limit]) if limit and offset < total else []
+    for field in items:
         field.risk_score = field_risk(field.data_classes, severities)
-    return page
+    return Page(items=items, total=total)
 
 
 def new_detections_agg(*, now: dt.datetime | None = None, days: int = AGG_DAYS) -> list[dict]:

@@ -7,9 +7,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import validate
-from core.params import query_dict
+from core.params import query_validated
 
-from . import merge, serializers as s, services
+from . import merge, render, serializers as s, services
 from core.openapi import ENDPOINT_NOT_FOUND, DeleteBodyAutoSchema, SUCCESS, TOTAL_COUNT_NOTE, VALIDATION, json_string
 
 ENDPOINT_ID = OpenApiParameter("endpoint_id", str, OpenApiParameter.PATH, description="Endpoint uuid.")
@@ -18,9 +18,10 @@ HOST_TAGS = ["hosts"]
 DETECTION_TAGS = ["new detections"]
 
 
-def _list_response(page: services.Page, serializer_class) -> Response:
-    response = Response(serializer_class(page.items, many=True).data)
-    response["X-Total-Count"] = str(page.total)
+def _rendered_list_response(items: list, total: int) -> Response:
+    """A list already in its wire form (``render``), with ``X-Total-Count``."""
+    response = Response(items)
+    response["X-Total-Count"] = str(total)
     return response
 
 
@@ -38,13 +39,10 @@ class EndpointListView(APIView):
         tags=ENDPOINT_TAGS,
     )
     def get(self, request):
-        query = s.EndpointListQuerySerializer(
-            data=query_dict(request.query_params, list_fields=s.EndpointListQuerySerializer.LIST_FIELDS)
-        )
-        params = dict(validate(query))
+        params = query_validated(request, s.EndpointListQuerySerializer, s.EndpointListQuerySerializer.LIST_FIELDS)
         offset, limit = params.pop("offset"), params.pop("limit")
-        return _list_response(services.endpoints_page(filters=params, offset=offset, limit=limit),
-                              s.EndpointListItemSerializer)
+        page = services.endpoints_page(filters=params, offset=offset, limit=limit)
+        return _rendered_list_response([render.endpoint_item(row) for row in page.items], page.total)
 
     @extend_schema(
         operation_id="endpoint_delete_many",
@@ -71,7 +69,7 @@ class EndpointDetailView(APIView):
         tags=ENDPOINT_TAGS,
     )
     def get(self, request, endpoint_id: str):
-        return Response(s.EndpointDetailSerializer(services.endpoint_detail(endpoint_id=endpoint_id)).data)
+        return Response(services.endpoint_detail(endpoint_id=endpoint_id))
 
     @extend_schema(
         operation_id="endpoint_delete",
@@ -235,13 +233,13 @@ class HostListView(APIView):
         tags=HOST_TAGS,
     )
     def get(self, request):
-        params = dict(validate(s.HostListQuerySerializer(data=query_dict(request.query_params))))
+        params = query_validated(request, s.HostListQuerySerializer)
         page = services.hosts_page(
             filters={"searchQuery": params.get("searchQuery"), "hostType": params["hostType"]},
             sort_by=params["sortBy"], sort_order=params["sortOrder"],
             offset=params["offset"], limit=params["limit"],
         )
-        return _list_response(page, s.HostSerializer)
+        return _rendered_list_response(page.items, page.total)
 
     @extend_schema(
         operation_id="host_delete_many",
@@ -279,15 +277,13 @@ class NewDetectionsView(APIView):
         tags=DETECTION_TAGS,
     )
     def get(self, request):
-        query = s.NewDetectionsQuerySerializer(
-            data=query_dict(request.query_params, list_fields=s.NewDetectionsQuerySerializer.LIST_FIELDS)
-        )
-        params = validate(query)
+        params = query_validated(request, s.NewDetectionsQuerySerializer, s.NewDetectionsQuerySerializer.LIST_FIELDS)
         page = services.new_detections(params=params)
-        item_serializer = (
-            s.EndpointListItemSerializer if params["detectionType"] == "ENDPOINT" else s.DataFieldDetectionSerializer
-        )
-        return Response({"items": item_serializer(page.items, many=True).data, "total": page.total})
+        if params["detectionType"] == "ENDPOINT":
+            items = [render.endpoint_item(row) for row in page.items]
+        else:
+            items = s.DataFieldDetectionSerializer(page.items, many=True).data
+        return Response({"items": items, "total": page.total})
 
 
 class NewDetectionsAggView(APIView):

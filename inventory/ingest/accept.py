@@ -16,7 +16,7 @@ from functools import partial
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -53,11 +53,15 @@ def batch_enqueue(batch_id: int) -> None:
         logger.error("could not enqueue ingest batch %s; the sweep will retry", batch_id, exc_info=withheld(exc))
 
 
-def traces_accept(*, traces: list, processed: bool) -> IngestBatch | None:
+def traces_accept(*, traces: list, processed: bool, traces_json: bytes | None = None) -> IngestBatch | None:
     """Store validated traces as one PENDING batch and enqueue its analysis after commit.
 
     Raises ``ServiceBusy`` (503, Retry-After) when the backlog is at or above
     ``INGEST_MAX_BACKLOG``. An empty list stores nothing and returns ``None``.
+    ``traces_json``, when given, is ``traces`` as JSON text (the request body the
+    routes parsed): on PostgreSQL it is stored as is, sparing a re-serialisation
+    and client-side quoting of the largest value the route writes. The returned
+    row then has no ``traces`` loaded.
     """
     if not traces:
         return None
@@ -66,13 +70,28 @@ def traces_accept(*, traces: list, processed: bool) -> IngestBatch | None:
         logger.warning("ingestion backlog %s at or above %s: refusing %s traces", backlog,
                        settings.INGEST_MAX_BACKLOG, len(traces))
         raise ServiceBusy("Too many traces waiting for analysis, retry later.", retry_after=_retry_after(backlog))
+    kind = IngestBatch.Kind.PROCESSED if processed else IngestBatch.Kind.RAW
     with transaction.atomic():
-        batch = IngestBatch.objects.create(
-            kind=IngestBatch.Kind.PROCESSED if processed else IngestBatch.Kind.RAW,
-            traces=traces,
-            num_traces=len(traces),
-        )
+        if traces_json is not None and connection.vendor == "postgresql":
+            batch = _batch_insert_json(kind=kind, traces_json=traces_json, num_traces=len(traces))
+        else:
+            batch = IngestBatch.objects.create(kind=kind, traces=traces, num_traces=len(traces))
         transaction.on_commit(partial(batch_enqueue, batch.id))
+    return batch
+
+
+def _batch_insert_json(*, kind: str, traces_json: bytes, num_traces: int) -> IngestBatch:
+    """INSERT a PENDING batch whose traces are JSON text (server-side bound, cast to jsonb by PostgreSQL)."""
+    from .sql import pg_cursor
+
+    batch = IngestBatch(kind=kind, num_traces=num_traces)
+    with pg_cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO inventory_ingestbatch (kind, traces, num_traces, status, attempts, error, received_at) "
+            "VALUES (%s, %s::jsonb, %s, %s, 0, '', %s) RETURNING id",
+            [kind, traces_json.decode("utf-8"), num_traces, batch.status, batch.received_at],
+        )
+        batch.id = cursor.fetchone()[0]
     return batch
 
 

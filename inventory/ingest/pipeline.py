@@ -26,6 +26,7 @@ from django.utils import timezone
 from core.enums import DataSection
 from detections.services import alerts_raise
 from detections.specdiff import spec_diff_batch
+from inventory.counts import inventory_changed
 from inventory.models import IngestBatch
 
 from .alerts import AlertCollector
@@ -224,7 +225,9 @@ def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bo
     # ---- rows shared by every batch: last, just before commit
     fields.touch()
     observations_store(matched, hosts)
-    endpoints_update(matched, results, risk_changes)
+    listed_changed = endpoints_update(matched, results, risk_changes)
+    if listed_changed or outcome.hosts_created or outcome.endpoints_created or outcome.fields_created:
+        inventory_changed()  # cached list totals (inventory.counts) are recomputed
     clock.lap("usage and endpoints write")
     return outcome
 
