@@ -15,7 +15,7 @@ from classification.models import DataField
 from detections.models import Alert
 from inventory.models import ApiTrace, Endpoint
 
-from .fields import timestamp
+from core.fields import timestamp
 
 # GET /endpoints (and new ENDPOINT detections): the columns of a list item, in this order.
 ENDPOINT_COLUMNS = (
