@@ -1,6 +1,7 @@
 """drf-spectacular extensions: the raw-key ``Authorization`` scheme and the answers every route shares.
 
-It also gives response timestamps the wire pattern of DECISIONS §1 (milliseconds and ``Z``).
+It also gives response timestamps the wire pattern of DECISIONS §1 (milliseconds and ``Z``), and
+adds the OpenAPI links of ``LINKS``.
 
 Every route can answer a few things that have nothing to do with the route itself
 (DECISIONS §2–3): ``401 "Client unauthorized"`` without a valid key, a ZOD ``400`` for
@@ -114,6 +115,40 @@ def _timestamps_precise(node) -> None:
             stack.extend(item)
 
 
+_ENDPOINT_ROUTES = ("endpoint_detail", "endpoint_usage", "endpoint_suggested_paths", "endpoint_set_authenticated",
+                    "endpoint_set_full_trace_capture", "endpoint_update_paths", "endpoint_graphql_schema_upload",
+                    "endpoint_graphql_schema_delete", "endpoint_delete")
+# OpenAPI links: how an answer's values feed other operations (clients and Schemathesis' stateful
+# tests follow them). Links between operations sharing an id name in their path are inferred by
+# tools; these are the ones they cannot guess. (source operationId, status) -> {target: parameters}.
+LINKS: dict[tuple[str, str], dict[str, dict[str, str]]] = {
+    ("endpoint_list", "200"): {
+        **{target: {"endpoint_id": "$response.body#/0/uuid"} for target in _ENDPOINT_ROUTES},
+        "gen_test_endpoint": {"query.endpoint": "$response.body#/0/path", "query.host": "$response.body#/0/host",
+                              "query.method": "$response.body#/0/method"},
+    },
+    ("host_list", "200"): {"gen_test_endpoints": {"query.host": "$response.body#/0/host"}},
+    ("spec_create", "201"): {target: {"name": "$response.body#/name"}
+                             for target in ("spec_read", "spec_replace", "spec_delete")},
+    ("specs_list", "200"): {"spec_read": {"name": "$response.body#/0/name"}},
+}
+
+
+def _link_name(operation_id: str) -> str:
+    return "".join(part.capitalize() for part in operation_id.split("_"))
+
+
+def _add_links(operations: dict[str, dict]) -> None:
+    for (source, status), targets in LINKS.items():
+        response = operations.get(source, {}).get("responses", {}).get(status)
+        if response is None:
+            continue
+        links = response.setdefault("links", {})
+        for target, parameters in targets.items():
+            if target in operations:
+                links[_link_name(target)] = {"operationId": target, "parameters": dict(parameters)}
+
+
 def postprocess_common_responses(result, generator, request, public):
     """drf-spectacular postprocessing hook: document the answers every route shares (see module docstring)."""
     components = result.setdefault("components", {}).setdefault("schemas", {})
@@ -155,4 +190,10 @@ def postprocess_common_responses(result, generator, request, public):
                     "schema": {"type": "integer", "minimum": 0},
                 }
             operation["responses"] = dict(sorted(responses.items()))
+    _add_links({
+        operation["operationId"]: operation
+        for path_item in result.get("paths", {}).values()
+        for method, operation in path_item.items()
+        if method in {"get", "put", "post", "patch", "delete"} and "operationId" in operation
+    })
     return result

@@ -75,11 +75,15 @@ def seed_inventory(client) -> Seeded:
     run = client.post("/api/v1/testing/runs", {"host": SHOP}, format="json")
     assert run.status_code == 202, run.content
 
-    endpoints = list(Endpoint.objects.order_by("path").values_list("uuid", "path", "host__name"))
+    # Ordered by content, not by random uuids or equal timestamps: the same rows in the same order every run.
+    endpoints = list(Endpoint.objects.order_by("host__name", "method", "path").values_list("uuid", "path", "host__name"))
+    fields = DataField.objects.order_by("endpoint__host__name", "endpoint__method", "endpoint__path", "data_section",
+                                        "status_code", "data_path")
+    alerts = Alert.objects.order_by("endpoint__host__name", "endpoint__method", "endpoint__path", "type", "description")
     return Seeded(ids={
         "endpoint_id": [str(uuid) for uuid, _, _ in endpoints],
-        "data_field_id": [str(u) for u in DataField.objects.order_by("data_path").values_list("uuid", flat=True)],
-        "alert_id": [str(u) for u in Alert.objects.order_by("created_at").values_list("uuid", flat=True)],
+        "data_field_id": [str(u) for u in fields.values_list("uuid", flat=True)],
+        "alert_id": [str(u) for u in alerts.values_list("uuid", flat=True)],
         "webhook_id": [webhook.json()["uuid"]],
         "name": [spec.json()["name"]],
         "run_id": [run.json()["uuid"]],

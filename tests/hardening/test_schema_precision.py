@@ -76,3 +76,17 @@ def test_test_run_timestamps_have_milliseconds(client, django_capture_on_commit_
     assert run.status_code == 202, run.content
     assert re.fullmatch(TIMESTAMP_PATTERN, run.json()["createdAt"])
     assert re.fullmatch(TIMESTAMP_PATTERN, client.get("/api/v1/testing/runs").json()[0]["createdAt"])
+
+
+def test_answers_link_to_the_operations_their_values_feed(schema):
+    by_id = {operation["operationId"]: operation for _, operation in operations(schema)}
+    links = by_id["endpoint_list"]["responses"]["200"]["links"]
+    assert links["EndpointDetail"] == {"operationId": "endpoint_detail",
+                                       "parameters": {"endpoint_id": "$response.body#/0/uuid"}}
+    assert links["GenTestEndpoint"]["parameters"]["query.host"] == "$response.body#/0/host"
+    assert by_id["spec_create"]["responses"]["201"]["links"]["SpecRead"]["parameters"] == {
+        "name": "$response.body#/name"}
+    for operation in by_id.values():
+        for answer in operation["responses"].values():
+            for link in answer.get("links", {}).values():
+                assert link["operationId"] in by_id
