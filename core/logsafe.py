@@ -29,3 +29,15 @@ def withheld(exc: BaseException) -> tuple[type[WithheldError], WithheldError, Tr
     stand_in = WithheldError(f"{error_name(exc)} (message withheld: it may quote request data)")
     stand_in.__suppress_context__ = True
     return WithheldError, stand_in.with_traceback(exc.__traceback__), exc.__traceback__
+
+
+def error_where(exc: BaseException) -> str:
+    """``Type at file:line in function`` of the innermost frame: what failed and where, never the message."""
+    frame = None
+    tb = exc.__traceback__
+    while tb is not None:
+        frame, tb = tb, tb.tb_next
+    if frame is None:
+        return error_name(exc)
+    code = frame.tb_frame.f_code
+    return f"{error_name(exc)} at {code.co_filename.rsplit('/', 1)[-1]}:{frame.tb_lineno} in {code.co_name}"

@@ -24,6 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.enums import DataSection
+from core.logsafe import error_where
 from detections.services import alerts_raise
 from detections.specdiff import spec_diff_batch
 from inventory.counts import inventory_changed
@@ -136,7 +137,9 @@ def batch_record_failure(*, batch_id: int, error: BaseException) -> bool:
             return False
         batch.attempts += 1
         # The exception's type and message only: messages of our code never carry payload values.
-        batch.error = f"{type(error).__name__}: {str(error)[:500]}"
+        # The message may quote trace data (a database error quotes its SQL literals): keep where
+        # it failed, not what it said. The worker's log has the stack trace.
+        batch.error = error_where(error)
         if batch.attempts >= MAX_ATTEMPTS:
             batch.status = IngestBatch.Status.FAILED
             batch.traces = []

@@ -232,7 +232,21 @@ def test_a_failing_batch_is_retried_then_marked_failed_not_dropped():
         assert (batch.status, batch.attempts) == (IngestBatch.Status.PENDING, attempt)
     assert batch_record_failure(batch_id=batch.id, error=RuntimeError("boom")) is True
     batch.refresh_from_db()
-    assert batch.status == IngestBatch.Status.FAILED and batch.error == "RuntimeError: boom"
+    assert batch.status == IngestBatch.Status.FAILED and batch.error == "RuntimeError"  # never the message
+
+
+def test_a_failed_batch_records_where_it_failed_but_never_the_quoted_data():
+    from inventory.ingest.pipeline import MAX_ATTEMPTS, batch_record_failure
+
+    batch = IngestBatch.objects.create(kind="RAW", traces=[raw_trace()], num_traces=1)
+    try:
+        int("4242 4242 4242 4242")
+    except ValueError as exc:
+        for _ in range(MAX_ATTEMPTS):
+            batch_record_failure(batch_id=batch.id, error=exc)
+    batch.refresh_from_db()
+    assert batch.error.startswith("ValueError at test_ingest_storage.py:")
+    assert "4242" not in batch.error
 
 
 def test_a_worker_analyses_pending_batches_together_under_a_backlog(client, django_capture_on_commit_callbacks):
