@@ -2,39 +2,16 @@
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiResponse
 
+from .schema import ZOD_ERROR_SCHEMA
+
 
 def json_string(*values: str, description: str = "") -> OpenApiResponse:
     """A response whose body is one of these JSON strings."""
     return OpenApiResponse(response={"type": "string", "enum": list(values)}, description=description)
 
 
-ZOD_SCHEMA = {
-    "type": "object",
-    "required": ["type", "message", "err"],
-    "properties": {
-        "type": {"type": "string", "enum": ["ZOD"]},
-        "message": {"type": "string", "enum": ["Invalid parameters"]},
-        "err": {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "enum": ["ZodError"]},
-                "issues": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["code", "path", "message"],
-                        "properties": {
-                            "code": {"type": "string"},
-                            "path": {"type": "array", "items": {"oneOf": [{"type": "string"}, {"type": "integer"}]}},
-                            "message": {"type": "string"},
-                        },
-                        "additionalProperties": True,
-                    },
-                },
-            },
-        },
-    },
-}
+# The validation 400 body (the same schema the shared-answers hook in core/schema.py documents).
+ZOD_SCHEMA = {key: value for key, value in ZOD_ERROR_SCHEMA.items() if key != "description"}
 
 SUCCESS = json_string("Success", description='The JSON string "Success".')
 VALIDATION = OpenApiResponse(response=ZOD_SCHEMA, description="Validation failure (zod-style issues).")
