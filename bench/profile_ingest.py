@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.ingestion import Traffic  # noqa: E402
-from bench.service import BenchService, Figures, bench_arguments  # noqa: E402
+from bench.service import BenchService, Figures, bench_arguments, memory_kb  # noqa: E402
 
 
 def backend_cpu(pid: int) -> float:
@@ -56,6 +56,7 @@ def main() -> None:
     from inventory.ingest.pipeline import batch_analyze
     from inventory.models import IngestBatch
 
+    rss_before = memory_kb(os.getpid())[0]
     traffic = Traffic(args.seed)
     if args.warmup:
         warm = [IngestBatch.objects.create(kind=IngestBatch.Kind.RAW, traces=traffic.traces(args.batch, start),
@@ -99,6 +100,8 @@ def main() -> None:
     figures.add("analysis CPU per trace: Python", cpu / analysed * 1000, "ms")
     figures.add("analysis CPU per trace: PostgreSQL backend", pg_cpu / analysed * 1000, "ms",
                 note="-1 when /proc of the server is not readable" if pg_cpu < 0 else "")
+    figures.add("analysis process RSS afterwards", memory_kb(os.getpid())[0] / 1024, "MB",
+                note=f"{rss_before / 1024:.0f} MB before the traffic was stored and analysed")
     total = sum(timings.values()) or 1
     print("stages: " + ", ".join(f"{k} {v:.2f}s ({v / total:.0%})" for k, v in timings.items()))
     with connection.cursor() as cursor:

@@ -1,37 +1,30 @@
 """Benchmark: GET /api/v1/gen-test-endpoints for a host with 1,000 endpoints.
 
-Creates a throw-away database (``test_<name>`` of DATABASE_URL, PostgreSQL), fills one host
-with endpoints shaped like real traffic (observed paths, traces with query/JSON bodies,
-data fields; a mix of authenticated reads, writes, searches and logins), then times the
-route end to end through the API (query, generation, JSON rendering) and the service alone.
+    python bench/testgen.py [--endpoints 1000] [--runs 5] [--type SQL_INJECTION] [--small]
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/apiscope_bench python bench/testgen.py [--endpoints 1000] [--runs 5] [--type SQL_INJECTION]
+Runs the service the production way (``bench.service.BenchService``), fills one host with
+endpoints shaped like real traffic (observed paths, traces with query/JSON bodies, data
+fields; a mix of authenticated reads, writes, searches and logins), then times the route end
+to end over HTTP (query, generation, JSON rendering), and the generation alone in this process.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
 
-import django  # noqa: E402
-
-django.setup()
-
-from django.db import connection  # noqa: E402
-from django.test.utils import setup_test_environment  # noqa: E402
-from django.utils import timezone  # noqa: E402
+from bench.service import BenchService, Figures, bench_arguments  # noqa: E402
 
 HOST = "bench.example.com"
 
 
 def fill(n: int) -> None:
+    from django.utils import timezone
+
     from classification.models import DataField
     from inventory.models import ApiTrace, Endpoint, Host, ObservedPath
 
@@ -85,40 +78,34 @@ def fill(n: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = bench_arguments(__doc__, db="apiscope_bench_testgen", redis_db=12)
     parser.add_argument("--endpoints", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--type", help="Template for every endpoint (default: automatic selection).")
     args = parser.parse_args()
+    if args.small:
+        args.endpoints, args.runs = 40, 2
 
-    setup_test_environment()
-    old_name = connection.settings_dict["NAME"]
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
-    try:
-        from django.test.utils import CaptureQueriesContext
-        from rest_framework.test import APIClient
-
-        from core.models import ApiKey
+    figures = Figures("testgen", json_path=args.json, small=args.small)
+    with BenchService(db=args.db, redis_db=args.redis_db, web_threads=args.web_threads,
+                      worker_concurrency=args.worker_concurrency, worker_pool=args.worker_pool) as svc:
+        svc.django_setup()
         from testgen.services import tests_generate_for_host
 
         started = time.perf_counter()
         fill(args.endpoints)
-        print(f"filled {args.endpoints} endpoints in {time.perf_counter() - started:.1f} s")
-        _, raw_key = ApiKey.issue(name="bench")
-        client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=raw_key)
-
+        print(f"service: {svc.describe()}; filled {args.endpoints} endpoints in "
+              f"{time.perf_counter() - started:.1f} s", flush=True)
+        http = svc.session()
+        params = {"host": HOST, **({"type": args.type} if args.type else {})}
         api_times, service_times = [], []
         size = 0
-        queries = 0
         for _ in range(args.runs):
             started = time.perf_counter()
-            with CaptureQueriesContext(connection) as captured:
-                response = client.get("/api/v1/gen-test-endpoints",
-                                      {"host": HOST, **({"type": args.type} if args.type else {})})
+            response = http.get(f"{svc.base_url}/api/v1/gen-test-endpoints", params=params, timeout=120)
             api_times.append(time.perf_counter() - started)
-            assert response.status_code == 200
-            size, queries = len(response.content), len(captured)
+            response.raise_for_status()
+            size = len(response.content)
             started = time.perf_counter()
             items = tests_generate_for_host(host=HOST, template_name=args.type)
             service_times.append(time.perf_counter() - started)
@@ -126,14 +113,15 @@ def main() -> None:
         for item in items:
             key = item.get("templateName") or "none"
             by_template[key] = by_template.get(key, 0) + 1
-        requests = sum(len(i["test"]["requests"]) for i in items if i["success"])
-        print(f"items: {len(items)} {by_template}; {requests} test requests; body {size / 1e6:.1f} MB; "
-              f"{queries} queries per call")
-        print(f"GET /gen-test-endpoints (API, median of {args.runs}): {statistics.median(api_times) * 1000:.0f} ms "
-              f"(min {min(api_times) * 1000:.0f}, max {max(api_times) * 1000:.0f})")
-        print(f"tests_generate_for_host (service, median): {statistics.median(service_times) * 1000:.0f} ms")
-    finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
+        generated = sum(len(i["test"]["requests"]) for i in items if i["success"])
+        what = (f"{args.endpoints} endpoints, median of {args.runs}; {generated} test requests generated, "
+                f"body {size / 1e6:.1f} MB; {by_template}")
+        figures.add("gen-test-endpoints over HTTP", statistics.median(api_times) * 1000, "ms",
+                    target="≤ 2,000 ms", ok=statistics.median(api_times) <= 2, note=what)
+        figures.add("gen-test-endpoints over HTTP, slowest run", max(api_times) * 1000, "ms")
+        figures.add("test generation alone (in process)", statistics.median(service_times) * 1000, "ms")
+        figures.memory(svc, "after test generation")
+    svc.drop_database()
 
 
 if __name__ == "__main__":

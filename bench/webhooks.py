@@ -1,26 +1,24 @@
-"""Alert-commit → receiver latency of webhook delivery, over 1,000 alerts.
+"""Alert-commit → receiver latency of webhook delivery: 1,000 alerts fanned out to 10 webhooks.
 
-Runs the service the production way (``bench.service.BenchService``: gunicorn, the analysis
-worker and the Procfile's dedicated ``webhooks`` worker on PostgreSQL and Redis), registers one
-webhook pointing at a receiver in this process, then raises alerts here through
-``detections.services.alerts_raise`` — each in its own transaction, as the analysis pipeline
-does — and measures, per alert, from the moment its transaction commits to the moment the
-receiver gets the POST.
+    python bench/webhooks.py [--alerts 1000] [--webhooks 10] [--rate 20] [--small]
+
+Runs the service the production way (``bench.service.BenchService``: gunicorn and one Celery
+worker consuming the analysis and ``webhooks`` queues, on PostgreSQL and Redis), registers
+``--webhooks`` webhooks pointing at a receiver in this process (one URL path each), then raises
+alerts here through ``detections.services.alerts_raise`` — each in its own transaction, as the
+analysis pipeline does — and measures, per delivery, from the moment its alert's transaction
+commits to the moment the receiver gets the POST.
 
 Two runs:
 
-* ``paced``: 1,000 alerts at a steady rate (default 50/s) — the latency a single alert sees;
-* ``burst``: 1,000 alerts committed back to back — queueing included, and the delivery throughput.
+* ``paced``: the alerts at a steady rate (``--rate`` alerts/s, each fanned out to every webhook);
+* ``burst``: the alerts committed back to back — queueing included, and the delivery throughput.
 
-Usage::
-
-    python bench/webhooks.py [--alerts 1000] [--rate 50] [--webhook-concurrency 4]
+A delivery the receiver never gets within five minutes counts as lost.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 import threading
 import time
@@ -30,14 +28,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.service import BenchService, percentile  # noqa: E402
+from bench.service import BenchService, Figures, bench_arguments, percentile  # noqa: E402
 
 
 class Receiver:
-    """Records the arrival time of each alert (by uuid); answers 200 at once."""
+    """Records the first arrival time of each (webhook path, alert uuid); answers 200 at once."""
 
     def __init__(self):
-        self.arrivals: dict[str, float] = {}
+        self.arrivals: dict[tuple[str, str], float] = {}
+        self.posts = 0
         self.lock = threading.Lock()
         receiver = self
 
@@ -52,7 +51,8 @@ class Receiver:
                 arrived = time.time()
                 alert_id = json.loads(body)["alert"]["uuid"]
                 with receiver.lock:
-                    receiver.arrivals.setdefault(alert_id, arrived)
+                    receiver.posts += 1
+                    receiver.arrivals.setdefault((self.path, alert_id), arrived)
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.send_header("Connection", "close")
@@ -60,11 +60,12 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
-def run(label: str, *, alerts: int, interval: float, endpoint, receiver: Receiver) -> dict:
+def run(label: str, *, alerts: int, interval: float, endpoint, receiver: Receiver, paths: list[str]) -> dict:
+    """Raise ``alerts`` alerts ``interval`` seconds apart; per-delivery latencies and the lost count."""
     from django.db import transaction
 
     from core.enums import AlertType
@@ -84,46 +85,39 @@ def run(label: str, *, alerts: int, interval: float, endpoint, receiver: Receive
         committed[str(alert.uuid)] = stamp[0]
         if interval:
             time.sleep(max(0.0, started + (n + 1) * interval - time.time()))
+    expected = {(path, alert_id) for path in paths for alert_id in committed}
     deadline = time.time() + 300
-    while len(receiver.arrivals.keys() & committed.keys()) < alerts and time.time() < deadline:
+    while len(receiver.arrivals.keys() & expected) < len(expected) and time.time() < deadline:
         time.sleep(0.05)
-    latencies = [(receiver.arrivals[a] - t) * 1000 for a, t in committed.items() if a in receiver.arrivals]
-    span = max(receiver.arrivals[a] for a in committed if a in receiver.arrivals) - min(committed.values())
-    return {
-        "run": label,
-        "alerts": alerts,
-        "delivered": len(latencies),
-        "p50_ms": round(percentile(latencies, 50), 1),
-        "p90_ms": round(percentile(latencies, 90), 1),
-        "p99_ms": round(percentile(latencies, 99), 1),
-        "max_ms": round(max(latencies), 1),
-        "throughput_per_s": round(len(latencies) / span, 1),
-    }
+    arrived = {key: receiver.arrivals[key] for key in expected if key in receiver.arrivals}
+    latencies = [(at - committed[alert_id]) * 1000 for (_, alert_id), at in arrived.items()]
+    span = (max(arrived.values()) - min(committed.values())) if arrived else 1.0
+    return {"deliveries": len(expected), "received": len(arrived), "lost": len(expected) - len(arrived),
+            "latencies": latencies, "throughput": len(arrived) / span}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_arguments(__doc__, db="apiscope_bench_webhooks", redis_db=13)
     parser.add_argument("--alerts", type=int, default=1000)
-    parser.add_argument("--rate", type=float, default=50.0, help="alerts per second in the paced run")
-    parser.add_argument("--webhook-concurrency", type=int, default=4)
-    parser.add_argument("--db", default="apiscope_bench_webhooks")
-    parser.add_argument("--redis-db", type=int, default=13)
+    parser.add_argument("--webhooks", type=int, default=10)
+    parser.add_argument("--rate", type=float, default=20.0, help="alerts per second in the paced run")
     args = parser.parse_args()
+    if args.small:
+        args.alerts, args.webhooks = 20, 2
 
+    figures = Figures("webhooks", json_path=args.json, small=args.small)
     receiver = Receiver()
-    with BenchService(db=args.db, redis_db=args.redis_db,
-                      webhook_worker_concurrency=args.webhook_concurrency) as svc:
+    paths = [f"/hook/{n}" for n in range(args.webhooks)]
+    with BenchService(db=args.db, redis_db=args.redis_db, web_threads=args.web_threads,
+                      worker_concurrency=args.worker_concurrency, worker_pool=args.worker_pool) as svc:
+        print(f"service: {svc.describe()}; {args.alerts} alerts x {args.webhooks} webhooks", flush=True)
         http = svc.session()
-        created = http.post(f"{svc.base_url}/api/v1/webhook", json={"url": receiver.url}, timeout=10)
-        created.raise_for_status()
+        for path in paths:
+            http.post(f"{svc.base_url}/api/v1/webhook", json={"url": receiver.base_url + path},
+                      timeout=10).raise_for_status()
 
         # This process writes alerts straight into the service's database, like the analysis worker.
-        for name in ("DJANGO_SETTINGS_MODULE", "SECRET_KEY", "SECURE_SSL_REDIRECT", "DATABASE_URL", "REDIS_URL",
-                     "WEBHOOK_ALLOW_PRIVATE_TARGETS", "LOG_LEVEL"):
-            os.environ[name] = svc.env[name]
-        import django
-
-        django.setup()
+        svc.django_setup()
         from classification.models import DataField
         from inventory.models import Endpoint, Host
 
@@ -135,19 +129,21 @@ def main() -> None:
             DataField.objects.create(endpoint=endpoint, data_section="RESPONSE_BODY", data_path=path,
                                      status_code=200, data_classes=["email"])
 
-        run("warmup", alerts=20, interval=0.02, endpoint=endpoint, receiver=receiver)
-        load_before = os.getloadavg()[0]
-        results = [
-            run("paced", alerts=args.alerts, interval=1 / args.rate, endpoint=endpoint, receiver=receiver),
-            run("burst", alerts=args.alerts, interval=0.0, endpoint=endpoint, receiver=receiver),
-        ]
-        rss = svc.rss_mb()
-        load_after = os.getloadavg()[0]
-    print(f"webhook worker: prefork concurrency {args.webhook_concurrency}; receiver answers 200 at once; "
-          f"{os.cpu_count()} CPUs, 1-min load average {load_before:.1f} before / {load_after:.1f} after")
-    for result in results:
-        print(json.dumps(result))
-    print(json.dumps({"rss_mb": rss}))
+        run("warmup", alerts=5, interval=0.05, endpoint=endpoint, receiver=receiver, paths=paths)
+        for label, interval in (("paced", 1 / args.rate), ("burst", 0.0)):
+            result = run(label, alerts=args.alerts, interval=interval, endpoint=endpoint, receiver=receiver,
+                         paths=paths)
+            ms = result["latencies"]
+            what = (f"{args.alerts} alerts x {args.webhooks} webhooks"
+                    + (f" at {args.rate:g} alerts/s" if interval else ", back to back"))
+            figures.add(f"webhooks {label}: alert commit → receipt p50", percentile(ms, 50), "ms", note=what)
+            figures.add(f"webhooks {label}: alert commit → receipt p99", percentile(ms, 99), "ms",
+                        target="≤ 200 ms", ok=percentile(ms, 99) <= 200, note=what)
+            figures.add(f"webhooks {label}: lost deliveries", result["lost"], "deliveries", target="0",
+                        ok=result["lost"] == 0, note=f"{result['received']} of {result['deliveries']} received")
+            figures.add(f"webhooks {label}: delivery throughput", result["throughput"], "deliveries/s")
+        figures.memory(svc, "after webhooks")
+    svc.drop_database()
 
 
 if __name__ == "__main__":

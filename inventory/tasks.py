@@ -17,11 +17,16 @@ from .ingest.pipeline import batch_analyze, batch_record_failure
 logger = logging.getLogger(__name__)
 
 
-@shared_task(bind=True, acks_late=True, max_retries=None, soft_time_limit=300)
+@shared_task(bind=True, max_retries=None, soft_time_limit=300)
 def analyze_batch_task(self, batch_id: int) -> None:
     """Analyse one accepted batch (``inventory.ingest.pipeline.batch_analyze``).
 
     Safe to run twice: the batch row is claimed inside the analysis transaction.
+    The message is acknowledged on receipt, not after the task (``acks_late``): a batch whose
+    worker dies stays PENDING in the database, and the requeue sweep sends it again within a
+    minute, where a late-acknowledged message would only come back after Redis's visibility
+    timeout; and a late acknowledgement racing a broker restart kills the worker (kombu 5.7's
+    Redis transport raises ``AttributeError`` from the closed channel).
     A failure rolls back; the attempt is counted and the task retried with
     backoff until ``MAX_ATTEMPTS``, after which the batch is marked FAILED (kept
     for inspection, logged, never silently dropped).

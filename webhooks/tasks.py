@@ -6,11 +6,13 @@ from celery import shared_task
 from . import services
 
 
-@shared_task(bind=True, acks_late=True, max_retries=None, ignore_result=True, soft_time_limit=30, time_limit=60)
+@shared_task(bind=True, max_retries=None, ignore_result=True, soft_time_limit=30, time_limit=60)
 def delivery_send_task(self, delivery_id: str) -> None:
     """One attempt of a delivery. Safe to run twice: the service claims the row with a conditional
-    update and returns quietly when there is nothing to claim, hence ``acks_late`` (a message whose
-    worker died is redelivered rather than lost)."""
+    update and returns quietly when there is nothing to claim. The message is acknowledged on
+    receipt: a delivery whose worker dies is taken back and re-sent by the sweep (its claim lease
+    runs out), sooner than Redis would redeliver a late-acknowledged message, and without the
+    worker crash a late acknowledgement racing a broker restart causes (see ``inventory.tasks``)."""
     outcome = services.delivery_attempt(delivery_id=delivery_id)
     if outcome.retry_in is not None:  # a 5xx with retries left (counted in the database), or not due yet
         raise self.retry(countdown=outcome.retry_in, queue=services.webhook_queue())

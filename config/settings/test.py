@@ -14,6 +14,7 @@ if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = REDIS_URL
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_BROKER_TRANSPORT = "config.broker:Transport"
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

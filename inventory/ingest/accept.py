@@ -29,7 +29,21 @@ logger = logging.getLogger(__name__)
 
 
 def ingest_backlog() -> int:
-    """Traces accepted and not analysed yet (PENDING batches), read through the partial index."""
+    """Traces accepted and not analysed yet (PENDING batches), read through the partial index.
+
+    Every ingestion request asks: on PostgreSQL one prepared statement, without the ORM's
+    query building (a tenth of a 100-trace request's CPU otherwise).
+    """
+    if connection.vendor == "postgresql":
+        from .sql import pg_cursor
+
+        with pg_cursor() as cursor:
+            # The status as a literal: the partial index on PENDING rows serves a prepared plan too.
+            cursor.execute(
+                "SELECT coalesce(sum(num_traces), 0) FROM inventory_ingestbatch WHERE status = 'PENDING'",
+                prepare=True,
+            )
+            return cursor.fetchone()[0]
     return IngestBatch.objects.filter(status=IngestBatch.Status.PENDING).aggregate(
         n=Coalesce(Sum("num_traces"), 0)
     )["n"]

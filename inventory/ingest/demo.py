@@ -1,4 +1,4 @@
-"""Deterministic, realistic demo traffic (``manage.py seed_demo`` and ``bench/ingest.py``).
+"""Deterministic, realistic demo traffic (``manage.py seed_demo`` and the test suite).
 
 Five hosts of a small shop: a public HTTPS API, a public GraphQL API, an
 internal orders service called by the API, an internal payments service called

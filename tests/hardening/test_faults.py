@@ -279,7 +279,8 @@ def test_ingestion_through_a_broker_restart_analyses_every_accepted_trace_exactl
         return False
 
     wait_for(analysed, timeout=180, interval=0,
-             message=lambda: f"batches left: {list(IngestBatch.objects.values_list('status', 'attempts', 'error'))}")
+             message=lambda: f"batches left: {list(IngestBatch.objects.values_list('status', 'attempts', 'error'))}\n"
+                             + workers.tail())
     deliveries_finish(monkeypatch=monkeypatch)
 
     traces = 20 * len(accepted)

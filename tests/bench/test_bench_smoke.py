@@ -1,0 +1,53 @@
+"""Every benchmark script still runs: each ``bench/*.py`` in ``--small`` mode, as a subprocess.
+
+These check that the scripts work (service start-up, traffic, figures printed, clean exit), not
+how fast anything is: there are no timing assertions here. The figures themselves come from
+the full-size runs described in ``bench/README.md``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+# "FIGURE <name>: <value> <unit> ..." where the name may itself hold ": ".
+FIGURE = re.compile(r"^FIGURE (?P<name>.+?): (?P<value>-?[\d,]+(?:\.\d+)?) (?P<unit>\S+)", re.M)
+
+# script -> (Redis db it may flush, figures it must print)
+SCRIPTS = {
+    "ingestion.py": (10, ["ingest batches (empty inventory): analysed", "ingest single posts (known inventory): analysed",
+                          "after batch ingestion: worker RSS"]),
+    "reads.py": (11, ["GET /endpoints", "after reads: web RSS"]),
+    "testgen.py": (12, ["gen-test-endpoints over HTTP"]),
+    "webhooks.py": (13, ["webhooks paced: alert commit → receipt p99", "webhooks burst: lost deliveries"]),
+    "profile_ingest.py": (14, ["analysis in one process", "analysis CPU per trace: Python"]),
+}
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_bench_script_runs_in_small_mode(script, tmp_path):
+    redis_db, expected = SCRIPTS[script]
+    results = tmp_path / "figures.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_") and k not in ("DATABASE_URL",)}
+    completed = subprocess.run(
+        [sys.executable, f"bench/{script}", "--small", "--db", f"apiscope_bench_smoke_{script[:-3]}",
+         "--redis-db", str(redis_db), "--json", str(results)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    printed = [(m["name"], float(m["value"].replace(",", ""))) for m in FIGURE.finditer(completed.stdout)]
+    for name in expected:
+        assert any(figure.startswith(name) for figure, _ in printed), (name, printed)
+    # The JSON lines mirror the printed figures, marked as small-size runs.
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [row["name"] for row in rows] == [name for name, _ in printed]
+    assert [row["value"] for row in rows] == pytest.approx([value for _, value in printed], abs=0.06)
+    assert all(row["small"] for row in rows)
