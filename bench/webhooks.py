@@ -31,6 +31,13 @@ sys.path.insert(0, str(ROOT))
 from bench.service import BenchService, Figures, bench_arguments, percentile  # noqa: E402
 
 
+class ListeningServer(ThreadingHTTPServer):
+    """A threading HTTP server with a real server's listen backlog (socketserver's default is 5):
+    the concurrent POSTs of a fan-out must all get in, as they would at any web server."""
+
+    request_queue_size = 128
+
+
 class Receiver:
     """Records the first arrival time of each (webhook path, alert uuid); answers 200 at once."""
 
@@ -58,7 +65,7 @@ class Receiver:
                 self.send_header("Connection", "close")
                 self.end_headers()
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ListeningServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()

@@ -10,6 +10,9 @@ DEFAULT_MAX_RETRIES = 3
 MAX_RETRIES_LIMIT = 10
 # Delivery attempts kept per webhook (SPEC: 10).
 RUNS_KEPT = 10
+# First attempts of one fan-out travel together: one task per this many deliveries, whose POSTs
+# go out concurrently (retries and sweep re-sends go one delivery per task).
+DELIVERIES_PER_TASK = 20
 # Characters of the error text or receiver's answer kept in an attempt record (DECISIONS §7).
 MSG_MAX_CHARS = 1000
 

@@ -3,10 +3,13 @@
 Delivery contract (DECISIONS §7):
 
 * :func:`alerts_fan_out` writes one PENDING delivery per matching webhook in the caller's
-  transaction (the one that writes the alerts) and enqueues the send task only after commit;
-* :func:`delivery_attempt` claims a delivery with a conditional update, sends the payload snapshot
-  once, records the attempt (pruning the webhook's history to the newest 10) and says whether and
-  when to retry — only a 5xx with retries left is retried, ``RETRY_DELAY`` later;
+  transaction (the one that writes the alerts) and enqueues the send tasks only after commit, one
+  per ``DELIVERIES_PER_TASK`` deliveries;
+* :func:`deliveries_attempt` (first attempts, several deliveries) and :func:`delivery_attempt`
+  (retries and sweep re-sends, one delivery) claim deliveries with a conditional update, send each
+  payload snapshot once (concurrently), record the attempts (pruning each webhook's history to the
+  newest 10) and say whether and when to retry — only a 5xx with retries left is retried,
+  ``RETRY_DELAY`` later;
 * :func:`deliveries_sweep` re-enqueues deliveries whose message was lost and takes back claims of
   workers that died mid-attempt, so every committed delivery is eventually attempted.
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
@@ -21,7 +25,8 @@ from functools import partial
 import orjson
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Prefetch, Q
+from django.db.models import Count, F, Prefetch, Q, Window
+from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from classification.models import DataField
@@ -202,8 +207,7 @@ def alerts_fan_out(*, alerts: list) -> list[WebhookDelivery]:
                             next_attempt_at=now, enqueued_at=now)
             for alert, hook in matches
         ])
-        for delivery in deliveries:
-            transaction.on_commit(partial(_delivery_enqueue_after_commit, delivery_id=delivery.uuid))
+        transaction.on_commit(partial(_deliveries_enqueue_after_commit, delivery_ids=[d.uuid for d in deliveries]))
     logger.info("fanned out %d alert(s) to %d delivery(ies)", len(alerts), len(deliveries))
     return deliveries
 
@@ -215,15 +219,27 @@ def delivery_enqueue(*, delivery_id, countdown: float | None = None) -> None:
     delivery_send_task.apply_async((str(delivery_id),), countdown=countdown, queue=webhook_queue())
 
 
-def _delivery_enqueue_after_commit(*, delivery_id) -> None:
-    """Commit hook of :func:`alerts_fan_out`: a broker failure is logged and left to the sweep, never
-    raised into the caller, whose alerts and deliveries are already committed. (Not ``robust=True``:
-    Django's logging of a failed robust hook needs ``__qualname__``, which a ``partial`` lacks, and
-    raises ``AttributeError`` out of the commit instead.)"""
-    try:
-        delivery_enqueue(delivery_id=delivery_id)
-    except Exception:  # noqa: BLE001 - broker unreachable: the row stays PENDING, the sweep sends it
-        logger.warning("could not enqueue delivery %s; the sweep will send it", delivery_id)
+def deliveries_enqueue(*, delivery_ids: list) -> None:
+    """Publish the send task of several first attempts (ids only) on the webhook queue."""
+    from .tasks import deliveries_send_task
+
+    deliveries_send_task.apply_async(([str(i) for i in delivery_ids],), queue=webhook_queue())
+
+
+def _deliveries_enqueue_after_commit(*, delivery_ids: list) -> None:
+    """Commit hook of :func:`alerts_fan_out`: one task per ``DELIVERIES_PER_TASK`` deliveries. A broker
+    failure is logged and left to the sweep, never raised into the caller, whose alerts and
+    deliveries are already committed. (Not ``robust=True``: Django's logging of a failed robust hook
+    needs ``__qualname__``, which a ``partial`` lacks, and raises ``AttributeError`` out of the
+    commit instead.)"""
+    size = policy.DELIVERIES_PER_TASK
+    for start in range(0, len(delivery_ids), size):
+        try:
+            deliveries_enqueue(delivery_ids=delivery_ids[start:start + size])
+        except Exception:  # noqa: BLE001 - broker unreachable: the rows stay PENDING, the sweep sends them
+            logger.warning("could not enqueue %d delivery(ies); the sweep will send them",
+                           len(delivery_ids) - start)
+            return
 
 
 # --- one attempt ---------------------------------------------------------------------------
@@ -258,9 +274,41 @@ def delivery_attempt(*, delivery_id) -> AttemptOutcome:
     delivery = WebhookDelivery.objects.select_related("webhook").filter(pk=delivery_id).first()
     if delivery is None:  # webhook deleted meanwhile (cascade)
         return AttemptOutcome()
-    hook = delivery.webhook
-    result = http.post_json(
-        hook.url,
+    [outcome] = _attempts_record([(delivery, _send(delivery))], claimed_at=now)
+    return outcome
+
+
+def deliveries_attempt(*, delivery_ids: list) -> dict:
+    """First attempts of several deliveries (one fan-out): claimed in one update, POSTed
+    concurrently, recorded in one transaction. Each behaves as :func:`delivery_attempt` would;
+    a delivery to retry is enqueued again on its own ``RETRY_DELAY`` later (the sweep sends it
+    if that fails). Returns the ids of the deliveries sent and of those to retry.
+    """
+    now = timezone.now()
+    Status = WebhookDelivery.Status
+    WebhookDelivery.objects.filter(pk__in=delivery_ids, status=Status.PENDING, next_attempt_at__lte=now).update(
+        status=Status.SENDING, claimed_at=now, attempts=F("attempts") + 1, updated_at=now)
+    deliveries = list(WebhookDelivery.objects.select_related("webhook")
+                      .filter(pk__in=delivery_ids, status=Status.SENDING, claimed_at=now).order_by("uuid"))
+    if not deliveries:
+        return {"sent": [], "retry": []}
+    with ThreadPoolExecutor(max_workers=min(len(deliveries), policy.DELIVERIES_PER_TASK),
+                            thread_name_prefix="webhook-send") as senders:
+        results = list(senders.map(_send, deliveries))
+    outcomes = _attempts_record(list(zip(deliveries, results)), claimed_at=now)
+    retry = [d.uuid for d, o in zip(deliveries, outcomes) if o.retry_in is not None]
+    for delivery_id in retry:
+        try:
+            delivery_enqueue(delivery_id=delivery_id, countdown=policy.RETRY_DELAY)
+        except Exception:  # noqa: BLE001 - broker unreachable: the row is PENDING and due, the sweep sends it
+            logger.warning("could not enqueue the retry of delivery %s; the sweep will send it", delivery_id)
+    return {"sent": [d.uuid for d, o in zip(deliveries, outcomes) if o.sent], "retry": retry}
+
+
+def _send(delivery: WebhookDelivery) -> http.SendResult:
+    """POST the delivery's payload snapshot to its webhook (no database access: runs in threads)."""
+    return http.post_json(
+        delivery.webhook.url,
         orjson.dumps(delivery.payload),
         headers={
             "User-Agent": USER_AGENT,
@@ -269,56 +317,72 @@ def delivery_attempt(*, delivery_id) -> AttemptOutcome:
         },
         timeout=policy.REQUEST_TIMEOUT,
     )
-    return _attempt_record(delivery=delivery, result=result, claimed_at=now)
 
 
-def _attempt_record(*, delivery: WebhookDelivery, result: http.SendResult, claimed_at) -> AttemptOutcome:
-    msg = (result.error if result.error and result.status_code is None else result.answer)[: policy.MSG_MAX_CHARS]
+def _attempts_record(sent: list[tuple[WebhookDelivery, http.SendResult]], *, claimed_at) -> list[AttemptOutcome]:
+    """Record attempts made under one claim: their runs, each webhook's history pruned, the deliveries'
+    next state. One transaction, a fixed number of queries; outcomes in the order given."""
+    Status = WebhookDelivery.Status
+    outcomes: list[AttemptOutcome] = []
     with transaction.atomic():
-        # Lock the webhook: attempts of one webhook are recorded and pruned one at a time, so the
-        # history holds exactly the newest RUNS_KEPT even with several workers.
-        hook = Webhook.objects.select_for_update().filter(pk=delivery.webhook_id).first()
-        if hook is None:
-            return AttemptOutcome()
-        WebhookRun.objects.create(
-            webhook=hook, delivery_id=delivery.uuid, attempt=delivery.attempts, ok=result.ok,
-            status_code=result.status_code, msg=msg, payload=delivery.payload, duration_ms=result.duration_ms,
-        )
-        runs_prune(webhook_id=hook.uuid)
+        # Lock the webhooks (in key order: no deadlock between workers): attempts of one webhook are
+        # recorded and pruned one transaction at a time, so its history holds exactly the newest
+        # RUNS_KEPT even with several workers. NO KEY UPDATE: a fan-out creating deliveries of these
+        # webhooks meanwhile (its foreign-key checks take KEY SHARE) does not wait for us.
+        hooks = {h.pk: h for h in Webhook.objects.select_for_update(no_key=True)
+                 .filter(pk__in={d.webhook_id for d, _ in sent}).order_by("pk")}
         now = timezone.now()
-        retry = policy.should_retry(
-            status_code=result.status_code, attempts_made=delivery.attempts, max_retries=hook.max_retries
-        )
-        if retry:
-            due = now + timedelta(seconds=policy.RETRY_DELAY)
-            changes = {"status": WebhookDelivery.Status.PENDING, "next_attempt_at": due, "enqueued_at": now}
-        else:
-            status = WebhookDelivery.Status.DONE if result.ok else WebhookDelivery.Status.FAILED
-            changes = {"status": status, "finished_at": now}
-        # Only if our claim still stands (the sweep takes back claims older than CLAIM_LEASE).
-        WebhookDelivery.objects.filter(
-            pk=delivery.uuid, status=WebhookDelivery.Status.SENDING, claimed_at=claimed_at
-        ).update(updated_at=now, **changes)
-    logger.info(
-        "delivery %s attempt %d to webhook %s: %s",
-        delivery.uuid, delivery.attempts, delivery.webhook_id,
-        result.status_code if result.status_code is not None else ("timeout" if result.timed_out else "error"),
+        runs, transitions = [], {}
+        for delivery, result in sent:
+            hook = hooks.get(delivery.webhook_id)
+            if hook is None:  # deleted meanwhile, with its deliveries
+                outcomes.append(AttemptOutcome())
+                continue
+            msg = (result.error if result.error and result.status_code is None else result.answer)
+            runs.append(WebhookRun(
+                webhook=hook, delivery_id=delivery.uuid, attempt=delivery.attempts, ok=result.ok,
+                status_code=result.status_code, msg=msg[: policy.MSG_MAX_CHARS], payload=delivery.payload,
+                duration_ms=result.duration_ms,
+            ))
+            retry = policy.should_retry(
+                status_code=result.status_code, attempts_made=delivery.attempts, max_retries=hook.max_retries
+            )
+            state = "retry" if retry else (Status.DONE if result.ok else Status.FAILED)
+            transitions.setdefault(state, []).append(delivery.uuid)
+            outcomes.append(AttemptOutcome(retry_in=policy.RETRY_DELAY if retry else None, sent=True))
+            logger.info(
+                "delivery %s attempt %d to webhook %s: %s",
+                delivery.uuid, delivery.attempts, delivery.webhook_id,
+                result.status_code if result.status_code is not None else ("timeout" if result.timed_out else "error"),
+            )
+        WebhookRun.objects.bulk_create(runs)
+        runs_prune(webhook_ids=list(hooks))
+        for state, ids in transitions.items():
+            if state == "retry":
+                changes = {"status": Status.PENDING, "enqueued_at": now,
+                           "next_attempt_at": now + timedelta(seconds=policy.RETRY_DELAY)}
+            else:
+                changes = {"status": state, "finished_at": now}
+            # Only where our claim still stands (the sweep takes back claims older than CLAIM_LEASE).
+            WebhookDelivery.objects.filter(pk__in=ids, status=Status.SENDING, claimed_at=claimed_at).update(
+                updated_at=now, **changes)
+    return outcomes
+
+
+def runs_prune(*, webhook_id=None, webhook_ids: list | None = None) -> int:
+    """Delete attempt records beyond the newest ``RUNS_KEPT`` of one webhook, of ``webhook_ids``, or
+    (neither given) of every webhook. Two queries whatever the number of webhooks."""
+    runs = WebhookRun.objects.all()
+    if webhook_id is not None:
+        runs = runs.filter(webhook_id=webhook_id)
+    elif webhook_ids is not None:
+        runs = runs.filter(webhook_id__in=webhook_ids)
+    stale = list(
+        runs.annotate(rank=Window(RowNumber(), partition_by=[F("webhook_id")],
+                                  order_by=[F("created_at").desc(), F("id").desc()]))
+        .filter(rank__gt=policy.RUNS_KEPT).values_list("id", flat=True)
     )
-    return AttemptOutcome(retry_in=policy.RETRY_DELAY if retry else None, sent=True)
-
-
-def runs_prune(*, webhook_id=None) -> int:
-    """Delete attempt records beyond the newest ``RUNS_KEPT`` of one webhook (or of every webhook)."""
-    hook_ids = [webhook_id] if webhook_id is not None else list(Webhook.objects.values_list("uuid", flat=True))
-    deleted = 0
-    for hook_id in hook_ids:
-        stale = (
-            WebhookRun.objects.filter(webhook_id=hook_id)
-            .order_by("-created_at", "-id")
-            .values_list("id", flat=True)[policy.RUNS_KEPT:]
-        )
-        deleted += WebhookRun.objects.filter(id__in=list(stale)).delete()[0]
-    return deleted
+    return WebhookRun.objects.filter(id__in=stale).delete()[0] if stale else 0
 
 
 # --- the safety net ------------------------------------------------------------------------
@@ -377,7 +441,7 @@ def _lost_run_record(*, delivery_id) -> None:
     delivery = WebhookDelivery.objects.filter(pk=delivery_id).first()
     if delivery is None:
         return
-    Webhook.objects.select_for_update().filter(pk=delivery.webhook_id).first()
+    Webhook.objects.select_for_update(no_key=True).filter(pk=delivery.webhook_id).first()
     WebhookRun.objects.create(
         webhook_id=delivery.webhook_id, delivery_id=delivery.uuid, attempt=delivery.attempts, ok=False,
         status_code=None, payload=delivery.payload,

@@ -18,6 +18,14 @@ def delivery_send_task(self, delivery_id: str) -> None:
         raise self.retry(countdown=outcome.retry_in, queue=services.webhook_queue())
 
 
+@shared_task(ignore_result=True, soft_time_limit=30, time_limit=60)
+def deliveries_send_task(delivery_ids: list[str]) -> None:
+    """First attempts of the deliveries of one fan-out, POSTed concurrently (see
+    ``services.deliveries_attempt``). Safe to run twice for the same reason as ``delivery_send_task``;
+    a delivery to retry continues as a ``delivery_send_task`` of its own."""
+    services.deliveries_attempt(delivery_ids=delivery_ids)
+
+
 @shared_task(ignore_result=True, soft_time_limit=120)
 def deliveries_sweep_task() -> dict:
     """Beat: re-send deliveries left pending (lost message) or claimed by a worker that died."""

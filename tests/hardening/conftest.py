@@ -23,6 +23,13 @@ from tests.support.processes import Worker, start_worker, wait_for
 REDIS_PORT = int(os.environ.get("FAULTS_REDIS_PORT", "6392"))
 
 
+class ListeningServer(ThreadingHTTPServer):
+    """A threading HTTP server with a real server's listen backlog (socketserver's default is 5):
+    the concurrent POSTs of a fan-out must all get in, as they would at any web server."""
+
+    request_queue_size = 128
+
+
 # --------------------------------------------------------------------------------- Redis
 
 class RedisServer:
@@ -178,7 +185,7 @@ class Receiver:
                 except OSError:
                     pass  # the sender is gone
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ListeningServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()

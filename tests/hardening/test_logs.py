@@ -23,7 +23,7 @@ from inventory.tasks import analyze_batch_task
 from testgen.tasks import test_run_execute_task
 from tests.inventory.ingest_support import raw_trace
 from webhooks.models import WebhookDelivery
-from webhooks.tasks import delivery_send_task
+from webhooks.tasks import deliveries_send_task
 
 pytestmark = pytest.mark.django_db
 
@@ -106,7 +106,7 @@ def traces() -> list[dict]:
 # pipeline's cache refresh, are not enqueues and are left alone).
 ENQUEUERS = {
     "analyze_batch_task": "batch_enqueue",
-    "delivery_send_task": "_delivery_enqueue_after_commit",
+    "deliveries_send_task": "_deliveries_enqueue_after_commit",
     "test_run_execute_task": "_run_enqueue",
 }
 
@@ -122,7 +122,11 @@ def run_enqueued(callbacks, task) -> int:
         kwargs = getattr(callback, "keywords", {}) or {}
         ident = args[0] if args else next(iter(kwargs.values()), None)
         if ident is not None:
-            task.apply(args=(str(ident) if not isinstance(ident, int) else ident,)).get()
+            if isinstance(ident, list):  # several ids in one task
+                ident = [str(i) for i in ident]
+            elif not isinstance(ident, int):
+                ident = str(ident)
+            task.apply(args=(ident,)).get()
             ran += 1
     return ran
 
@@ -158,7 +162,7 @@ def test_no_secret_or_sensitive_value_reaches_the_logs(client, api_key, every_lo
     with django_capture_on_commit_callbacks() as fanned_out:
         assert run_enqueued(accepted, analyze_batch_task) == 1
     assert IngestBatch.objects.get().status == IngestBatch.Status.DONE
-    assert run_enqueued(fanned_out, delivery_send_task) > 0
+    assert run_enqueued(fanned_out, deliveries_send_task) > 0
     assert WebhookDelivery.objects.filter(webhook__url__contains=receiver).exists()
 
     env = client.put("/api/v1/testing/global-env", {"baseUrl": receiver, "authToken": SECRETS["testing authToken"]},

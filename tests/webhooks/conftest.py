@@ -15,6 +15,13 @@ from django.conf import settings
 from tests.support.processes import start_worker
 
 
+class ListeningServer(ThreadingHTTPServer):
+    """A threading HTTP server with a real server's listen backlog (socketserver's default is 5):
+    the concurrent POSTs of a fan-out must all get in, as they would at any web server."""
+
+    request_queue_size = 128
+
+
 
 @dataclass
 class Received:
@@ -78,7 +85,7 @@ class Receiver:
                 except OSError:
                     pass  # the client gave up (timeout test)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ListeningServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

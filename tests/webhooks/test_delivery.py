@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from datetime import timedelta
 
 import pytest
@@ -277,3 +278,32 @@ def test_a_duplicate_message_does_not_send_twice(celery_worker, receiver, client
     time.sleep(1.0)
     assert len(route.requests) == 1
     assert Webhook.objects.get().runs.count() == 1
+
+
+def test_one_alert_to_many_webhooks_is_delivered_once_to_each_in_batched_tasks(
+        celery_worker, receiver, client, endpoint):
+    from webhooks.services import deliveries_attempt
+
+    routes = []
+    for n in range(25):  # two send tasks: 20 deliveries, then 5
+        url, route = receiver.route(*((200,) if n % 5 else (500, 500)))  # every fifth: 500 twice, retried alone
+        create_webhook(client, url, maxRetries=1)
+        routes.append((n, route))
+
+    alert = raise_alert(endpoint)
+
+    wait_for(lambda: deliveries_finished(alert=alert), timeout=60)
+    by_status = {d.webhook_id: d for d in WebhookDelivery.objects.filter(alert=alert)}
+    assert len(by_status) == 25
+    for n, route in routes:
+        ids = {r.headers["X-Delivery-Id"] for r in route.requests}
+        assert len(ids) == 1  # one delivery per webhook, same id on every attempt
+        assert [r.headers["X-Delivery-Attempt"] for r in route.requests] == (["1"] if n % 5 else ["1", "2"])
+    assert Counter(d.status for d in by_status.values()) == {"DONE": 20, "FAILED": 5}
+    assert WebhookRun.objects.count() == 20 + 5 * 2
+
+    # The same batch message again (a sweep or a duplicate): nothing is claimed, nothing sent.
+    again = deliveries_attempt(delivery_ids=[str(d.uuid) for d in by_status.values()])
+    assert again == {"sent": [], "retry": []}
+    time.sleep(0.5)
+    assert sum(len(route.requests) for _, route in routes) == 20 + 5 * 2

@@ -38,8 +38,9 @@ def test_one_pending_delivery_per_matching_webhook_enqueued_after_commit(endpoin
     deliveries = WebhookDelivery.objects.filter(alert=alert)
     assert {d.webhook_id for d in deliveries} == {every.uuid, pii_only.uuid}
     assert {d.status for d in deliveries} == {"PENDING"}
-    assert len(callbacks) == 2
-    assert {c.keywords["delivery_id"] for c in callbacks} == {d.uuid for d in deliveries}
+    # One commit hook enqueues the first attempts of the whole fan-out (one task per 20 deliveries).
+    [callback] = callbacks
+    assert sorted(callback.keywords["delivery_ids"]) == sorted(d.uuid for d in deliveries)
 
 
 def test_rolled_back_alert_leaves_no_delivery(endpoint):
@@ -128,6 +129,57 @@ def test_runs_prune_keeps_the_newest_ten_of_each_webhook():
 
     for hook in hooks:
         assert sorted(int(m) for m in hook.runs.values_list("msg", flat=True)) == list(range(3, 13))
+
+
+def test_runs_prune_of_some_webhooks_leaves_the_others_alone():
+    pruned, untouched = [Webhook.objects.create(url=f"http://127.0.0.1:9/{n}") for n in range(2)]
+    for hook in (pruned, untouched):
+        for n in range(12):
+            WebhookRun.objects.create(webhook=hook, ok=True, status_code=200, msg=str(n), payload={})
+
+    assert runs_prune(webhook_ids=[pruned.uuid]) == 2
+
+    assert sorted(int(m) for m in pruned.runs.values_list("msg", flat=True)) == list(range(2, 12))
+    assert untouched.runs.count() == 12
+
+
+def test_a_fan_out_is_enqueued_in_tasks_of_twenty_deliveries(endpoint, django_capture_on_commit_callbacks,
+                                                              monkeypatch):
+    from webhooks import services
+
+    hooks = [Webhook.objects.create(url=f"http://127.0.0.1:9/{n}") for n in range(45)]
+    sent: list[list] = []
+    monkeypatch.setattr(services, "deliveries_enqueue", lambda *, delivery_ids: sent.append(list(delivery_ids)))
+    with django_capture_on_commit_callbacks(execute=True):
+        [alert] = alerts_raise([pii(endpoint)])
+
+    assert [len(chunk) for chunk in sent] == [20, 20, 5]
+    assert sorted(i for chunk in sent for i in chunk) == sorted(
+        WebhookDelivery.objects.filter(alert=alert).values_list("uuid", flat=True))
+    assert len(hooks) == 45
+
+
+def test_a_broker_failure_while_enqueueing_a_fan_out_leaves_every_delivery_pending(
+        endpoint, django_capture_on_commit_callbacks, monkeypatch, caplog):
+    from webhooks import services
+
+    for n in range(25):
+        Webhook.objects.create(url=f"http://127.0.0.1:9/{n}")
+    calls = []
+
+    def broker_down(*, delivery_ids):
+        calls.append(delivery_ids)
+        raise ConnectionError("broker unreachable")
+
+    monkeypatch.setattr(services, "deliveries_enqueue", broker_down)
+    with django_capture_on_commit_callbacks(execute=True):
+        [alert] = alerts_raise([pii(endpoint)])  # no exception reaches the committer
+
+    assert len(calls) == 1  # the first failure stops the loop: the sweep sends them all
+    assert Alert.objects.filter(uuid=alert.uuid).exists()
+    assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {"PENDING"}
+    assert WebhookDelivery.objects.count() == 25
+    assert "could not enqueue 25 delivery(ies); the sweep will send them" in caplog.text
 
 
 def test_a_claim_lost_three_times_is_given_up(endpoint):
