@@ -15,6 +15,11 @@ Two runs:
 * ``burst``: the alerts committed back to back — queueing included, and the delivery throughput.
 
 A delivery the receiver never gets within five minutes counts as lost.
+
+``--with-ingestion`` repeats the paced run while 4 clients post ``bench/ingestion.py``'s traffic
+in 100-trace batches to the same service as fast as it accepts them: the latency of deliveries
+when the one worker is also busy analysing (the layout the issue asks about), and the traces/s
+analysed meanwhile.
 """
 from __future__ import annotations
 
@@ -103,11 +108,61 @@ def run(label: str, *, alerts: int, interval: float, endpoint, receiver: Receive
             "latencies": latencies, "throughput": len(arrived) / span}
 
 
+def ingestion_bodies(traces: int) -> list[bytes]:
+    """bench/ingestion.py's traffic (20 hosts x 100 endpoints) as bodies of 100 traces."""
+    from bench.ingestion import Traffic
+
+    traffic = Traffic(11)
+    return [json.dumps(traffic.traces(100, start)).encode() for start in range(0, traces, 100)]
+
+
+def inventory_preload(svc: BenchService, bodies: list[bytes]) -> None:
+    """Analyse the ingestion traffic once before any webhook exists: during the measured run the
+    endpoints are known, so the traffic keeps the worker busy without raising alerts of its own."""
+    from bench.ingestion import post_all
+
+    post_all(svc, "/api/v1/log-request/batch", bodies, 4)
+    while svc.sql("SELECT count(*) FROM inventory_ingestbatch WHERE status = 'PENDING'")[0][0]:
+        time.sleep(0.1)
+
+
+def ingest_in_background(svc: BenchService, bodies: list[bytes], stop: threading.Event, clients: int = 4) -> dict:
+    """Post these 100-trace batches round and round from ``clients`` threads until ``stop``."""
+    posted = {"traces": 0, "refused": 0}
+    lock = threading.Lock()
+
+    def client(offset: int) -> None:
+        with svc.session() as session:
+            session.headers["Content-Type"] = "application/json"
+            n = offset
+            while not stop.is_set():
+                answer = session.post(svc.base_url + "/api/v1/log-request/batch", data=bodies[n % len(bodies)],
+                                       timeout=60)
+                with lock:
+                    if answer.status_code == 200:
+                        posted["traces"] += 100
+                    else:
+                        posted["refused"] += 1
+                n += clients
+                if answer.status_code == 503:
+                    time.sleep(float(answer.headers.get("Retry-After", "1")))
+
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(clients)]
+    for t in threads:
+        t.start()
+    posted["threads"] = threads
+    return posted
+
+
 def main() -> None:
     parser = bench_arguments(__doc__, db="apiscope_bench_webhooks", redis_db=13)
     parser.add_argument("--alerts", type=int, default=1000)
     parser.add_argument("--webhooks", type=int, default=10)
     parser.add_argument("--rate", type=float, default=20.0, help="alerts per second in the paced run")
+    parser.add_argument("--with-ingestion", action="store_true",
+                        help="also run the paced alerts while 4 clients post ingestion batches")
+    parser.add_argument("--webhook-worker", action="store_true",
+                        help="the Procfile's layout: a second Celery worker only for the webhooks queue")
     args = parser.parse_args()
     if args.small:
         args.alerts, args.webhooks = 20, 2
@@ -116,8 +171,12 @@ def main() -> None:
     receiver = Receiver()
     paths = [f"/hook/{n}" for n in range(args.webhooks)]
     with BenchService(db=args.db, redis_db=args.redis_db, web_threads=args.web_threads,
-                      worker_concurrency=args.worker_concurrency, worker_pool=args.worker_pool) as svc:
+                      worker_concurrency=args.worker_concurrency, worker_pool=args.worker_pool,
+                      webhook_worker=args.webhook_worker) as svc:
         print(f"service: {svc.describe()}; {args.alerts} alerts x {args.webhooks} webhooks", flush=True)
+        bodies = ingestion_bodies(2_000 if args.small else 20_000) if args.with_ingestion else []
+        if args.with_ingestion:
+            inventory_preload(svc, bodies)
         http = svc.session()
         for path in paths:
             http.post(f"{svc.base_url}/api/v1/webhook", json={"url": receiver.base_url + path},
@@ -149,6 +208,30 @@ def main() -> None:
             figures.add(f"webhooks {label}: lost deliveries", result["lost"], "deliveries", target="0",
                         ok=result["lost"] == 0, note=f"{result['received']} of {result['deliveries']} received")
             figures.add(f"webhooks {label}: delivery throughput", result["throughput"], "deliveries/s")
+        if args.with_ingestion:
+            stop = threading.Event()
+            analysed_before = svc.sql("SELECT coalesce(sum(num_traces), 0) FROM inventory_ingestbatch "
+                                      "WHERE status = 'DONE'")[0][0]
+            started = time.perf_counter()
+            posted = ingest_in_background(svc, bodies, stop)
+            time.sleep(2)  # the backlog builds up: the worker is analysing when the alerts start
+            result = run("ingesting", alerts=args.alerts, interval=1 / args.rate, endpoint=endpoint,
+                         receiver=receiver, paths=paths)
+            stop.set()
+            for t in posted.pop("threads"):
+                t.join()
+            analysed = svc.sql("SELECT coalesce(sum(num_traces), 0) FROM inventory_ingestbatch "
+                               "WHERE status = 'DONE'")[0][0] - analysed_before
+            seconds = time.perf_counter() - started
+            ms = result["latencies"]
+            what = (f"{args.alerts} alerts x {args.webhooks} webhooks at {args.rate:g} alerts/s while "
+                    f"{posted['traces']} traces were posted and {analysed} analysed in {seconds:.0f} s")
+            figures.add("webhooks while ingesting: alert commit → receipt p50", percentile(ms, 50), "ms", note=what)
+            figures.add("webhooks while ingesting: alert commit → receipt p99", percentile(ms, 99), "ms",
+                        target="≤ 200 ms", ok=percentile(ms, 99) <= 200, note=what)
+            figures.add("webhooks while ingesting: lost deliveries", result["lost"], "deliveries", target="0",
+                        ok=result["lost"] == 0, note=f"{result['received']} of {result['deliveries']} received")
+            figures.add("webhooks while ingesting: traces analysed meanwhile", analysed / seconds, "traces/s")
         figures.memory(svc, "after webhooks")
     svc.drop_database()
 

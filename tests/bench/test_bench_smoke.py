@@ -21,13 +21,16 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 # "FIGURE <name>: <value> <unit> ..." where the name may itself hold ": ".
 FIGURE = re.compile(r"^FIGURE (?P<name>.+?): (?P<value>-?[\d,]+(?:\.\d+)?) (?P<unit>\S+)", re.M)
 
+# Options a script's smoke run adds (to exercise its optional parts too).
+OPTIONS = {"webhooks.py": ["--with-ingestion"]}
 # script -> (Redis db it may flush, figures it must print)
 SCRIPTS = {
     "ingestion.py": (10, ["ingest batches (empty inventory): analysed", "ingest single posts (known inventory): analysed",
                           "after batch ingestion: worker RSS"]),
     "reads.py": (11, ["GET /endpoints", "after reads: web RSS"]),
     "testgen.py": (12, ["gen-test-endpoints over HTTP"]),
-    "webhooks.py": (13, ["webhooks paced: alert commit → receipt p99", "webhooks burst: lost deliveries"]),
+    "webhooks.py": (13, ["webhooks paced: alert commit → receipt p99", "webhooks burst: lost deliveries",
+                         "webhooks while ingesting: lost deliveries"]),
     "profile_ingest.py": (14, ["analysis in one process", "analysis CPU per trace: Python"]),
 }
 
@@ -39,7 +42,7 @@ def test_bench_script_runs_in_small_mode(script, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_") and k not in ("DATABASE_URL",)}
     completed = subprocess.run(
         [sys.executable, f"bench/{script}", "--small", "--db", f"apiscope_bench_smoke_{script[:-3]}",
-         "--redis-db", str(redis_db), "--json", str(results)],
+         "--redis-db", str(redis_db), "--json", str(results), *OPTIONS.get(script, [])],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
