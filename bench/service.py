@@ -227,7 +227,8 @@ class BenchService:
 
     def __init__(self, *, db: str = "apiscope_bench", redis_db: int = 8, web_workers: int = 1,
                  web_threads: int = 8, worker_concurrency: int = 2, worker_pool: str = "prefork",
-                 webhook_worker: bool = False, webhook_worker_concurrency: int = 4, fresh: bool = True,
+                 webhook_worker: bool = False, webhook_worker_concurrency: int = 8,
+                 webhook_worker_pool: str = "threads", fresh: bool = True,
                  worker_nice: int = 0, extra_env: dict | None = None):
         self.db = db
         self.redis_url = f"{REDIS}/{redis_db}"
@@ -237,6 +238,7 @@ class BenchService:
         self.worker_concurrency, self.worker_pool = worker_concurrency, worker_pool
         self.worker_nice = worker_nice
         self.webhook_worker, self.webhook_worker_concurrency = webhook_worker, webhook_worker_concurrency
+        self.webhook_worker_pool = webhook_worker_pool
         self.fresh = fresh
         self.env = {
             **os.environ,
@@ -261,7 +263,7 @@ class BenchService:
         worker = f"Celery worker ({self.worker_pool} x{self.worker_concurrency}{nice}, queues celery+webhooks)"
         if self.webhook_worker:
             worker = (f"Celery worker ({self.worker_pool} x{self.worker_concurrency}, queue celery) + webhooks "
-                      f"worker (x{self.webhook_worker_concurrency})")
+                      f"worker ({self.webhook_worker_pool} x{self.webhook_worker_concurrency})")
         return f"gunicorn ({self.web_workers} process x {self.web_threads} threads) + {worker}, PostgreSQL, Redis"
 
     # -- lifecycle ---------------------------------------------------------
@@ -325,6 +327,7 @@ class BenchService:
                                            "--concurrency", str(self.worker_concurrency)))
         if self.webhook_worker:
             self._spawn("webhooks", self._celery("-Q", queue, "-n", "webhooks@%h",
+                                                 "-P", self.webhook_worker_pool,
                                                  "--concurrency", str(self.webhook_worker_concurrency)))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -163,6 +163,8 @@ def main() -> None:
                         help="also run the paced alerts while 4 clients post ingestion batches")
     parser.add_argument("--webhook-worker", action="store_true",
                         help="the Procfile's layout: a second Celery worker only for the webhooks queue")
+    parser.add_argument("--webhook-worker-pool", default="threads", choices=["threads", "prefork"],
+                        help="pool of that second worker (the Procfile's: threads)")
     args = parser.parse_args()
     if args.small:
         args.alerts, args.webhooks = 20, 2
@@ -172,7 +174,8 @@ def main() -> None:
     paths = [f"/hook/{n}" for n in range(args.webhooks)]
     with BenchService(db=args.db, redis_db=args.redis_db, web_threads=args.web_threads,
                       worker_concurrency=args.worker_concurrency, worker_pool=args.worker_pool,
-                      webhook_worker=args.webhook_worker) as svc:
+                      webhook_worker=args.webhook_worker, webhook_worker_pool=args.webhook_worker_pool,
+                      webhook_worker_concurrency=8 if args.webhook_worker_pool == "threads" else 4) as svc:
         print(f"service: {svc.describe()}; {args.alerts} alerts x {args.webhooks} webhooks", flush=True)
         bodies = ingestion_bodies(2_000 if args.small else 20_000) if args.with_ingestion else []
         if args.with_ingestion:

@@ -107,10 +107,14 @@ class Workers:
     broker: RedisServer
     started: list = field(default_factory=list)
 
-    def start(self, *queues: str, concurrency: int = 2) -> Worker:
-        worker = start_worker(*queues, concurrency=concurrency, REDIS_URL=self.broker.url)
+    def start(self, *queues: str, concurrency: int = 2, pool: str = "prefork") -> Worker:
+        worker = start_worker(*queues, pool=pool, concurrency=concurrency, REDIS_URL=self.broker.url)
         self.started.append(worker)
         return worker
+
+    def start_webhooks(self, queue: str) -> Worker:
+        """The Procfile's ``webhooks`` worker: the threads pool, 8 threads, the webhook queue only."""
+        return self.start(queue, pool="threads", concurrency=8)
 
     def stop_all(self) -> None:
         for worker in self.started:

@@ -137,7 +137,7 @@ def test_deliveries_in_flight_when_the_worker_is_killed_are_all_done_after_a_new
 ):
     webhooks_create(client, receiver)
     endpoint = EndpointFactory(host=HostFactory(name="shop.example.com"), path="/users/{param1}")
-    worker = workers.start(settings.WEBHOOK_QUEUE)
+    worker = workers.start_webhooks(settings.WEBHOOK_QUEUE)
 
     with webhook_locked(receiver.url + "/steady") as waiting:
         pii_alerts(endpoint, [f"f{n}" for n in range(10)])  # 20 deliveries, sent after commit
@@ -157,7 +157,7 @@ def test_deliveries_in_flight_when_the_worker_is_killed_are_all_done_after_a_new
     # (Two worker processes: another attempt may have been in flight too.)
     assert deliveries_sweep()["reclaimed"] >= 1
     monkeypatch.setattr(policy, "CLAIM_LEASE", timedelta(seconds=60))  # a live worker's claims stand
-    workers.start(settings.WEBHOOK_QUEUE)
+    workers.start_webhooks(settings.WEBHOOK_QUEUE)
     deliveries_finish(monkeypatch=monkeypatch)
 
     duplicates = assert_every_delivery_done_with_at_most_one_duplicate(receiver)
@@ -304,7 +304,7 @@ def test_deliveries_through_a_broker_restart_are_all_done(
 ):
     webhooks_create(client, receiver)
     endpoint = EndpointFactory(host=HostFactory(name="shop.example.com"), path="/users/{param1}")
-    workers.start(settings.WEBHOOK_QUEUE)
+    workers.start_webhooks(settings.WEBHOOK_QUEUE)
 
     with webhook_locked(receiver.url + "/steady") as waiting:
         pii_alerts(endpoint, [f"f{n}" for n in range(8)])

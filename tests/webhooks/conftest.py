@@ -114,11 +114,11 @@ def receiver():
 
 @pytest.fixture(scope="session")
 def celery_worker(django_db_setup, django_db_blocker):
-    """``celery -A config worker`` (solo pool) on the pytest database and Redis, consuming a queue
-    of its own, so stray messages of other runs never reach it. Tests using it need
-    ``transactional_db``: the worker only sees committed rows."""
+    """``celery -A config worker`` as the Procfile's ``webhooks`` worker runs it (threads pool) on the
+    pytest database and Redis, consuming a queue of its own, so stray messages of other runs never
+    reach it. Tests using it need ``transactional_db``: the worker only sees committed rows."""
     queue = f"webhooks-test-{uuid.uuid4().hex[:10]}"
-    worker = start_worker(queue, pool="solo", WEBHOOK_QUEUE=queue)
+    worker = start_worker(queue, pool="threads", concurrency=8, WEBHOOK_QUEUE=queue)
     try:
         previous = settings.WEBHOOK_QUEUE
         settings.WEBHOOK_QUEUE = queue

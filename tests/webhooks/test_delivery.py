@@ -210,10 +210,10 @@ def test_history_keeps_exactly_the_last_ten_attempts(celery_worker, receiver, cl
     url, route = receiver.route()
     hook = create_webhook(client, url)
 
+    # One at a time: the worker's threads would otherwise record concurrent attempts in any order.
     for n in range(12):
         raise_alert(endpoint, description=f"Sensitive data of type email has been detected in field 'f{n}'.")
-
-    wait_for(lambda: len(route.requests) == 12 and deliveries_finished(webhook_id=hook["uuid"]))
+        wait_for(lambda n=n: len(route.requests) == n + 1 and deliveries_finished(webhook_id=hook["uuid"]))
     runs = client.get(f"/api/v1/webhook/{hook['uuid']}").json()["runs"]
     assert len(runs) == 10
     assert WebhookRun.objects.filter(webhook_id=hook["uuid"]).count() == 10
