@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.service import BenchService, CpuMeter, Figures, bench_arguments, percentile  # noqa: E402
+from bench.service import BenchService, CpuMeter, Figures, bench_arguments, in_threads, percentile  # noqa: E402
 
 HOSTS = 20
 ENDPOINTS_PER_HOST = 100
@@ -121,7 +121,7 @@ def post_all(svc: BenchService, path: str, bodies: list[bytes], clients: int) ->
     errors: list[str] = []
     lock = threading.Lock()
 
-    def client() -> None:
+    def client(_: int) -> None:
         session = svc.session()
         session.headers["Content-Type"] = "application/json"
         mine = []
@@ -147,16 +147,10 @@ def post_all(svc: BenchService, path: str, bodies: list[bytes], clients: int) ->
         with lock:
             latencies.extend(mine)
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    started = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    started, seconds = in_threads(client, clients)
     if errors:
         sys.exit(f"ingestion POSTs failed: {errors[:3]}")
-    return {"latencies": latencies, "started": started, "seconds": time.perf_counter() - started,
-            "retries": retries[0]}
+    return {"latencies": latencies, "started": started, "seconds": seconds, "retries": retries[0]}
 
 
 def bench_endpoints(svc: BenchService) -> int:
@@ -188,17 +182,13 @@ def warm_up(svc: BenchService, threads: int) -> None:
     trace["request"]["url"]["host"] = WARM_UP_HOST
     body = json.dumps(trace)
 
-    def client() -> None:
+    def client(_: int) -> None:
         with svc.session() as session:
             for _ in range(3):
                 session.post(svc.base_url + "/api/v1/log-request/single", data=body, timeout=30,
                              headers={"Content-Type": "application/json"}).raise_for_status()
 
-    workers = [threading.Thread(target=client) for _ in range(threads)]
-    for t in workers:
-        t.start()
-    for t in workers:
-        t.join()
+    in_threads(client, threads)
     while svc.sql("SELECT count(*) FROM inventory_ingestbatch WHERE status = 'PENDING'")[0][0]:
         time.sleep(0.05)
 

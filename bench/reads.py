@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.service import PG, BenchService, CpuMeter, Figures, bench_arguments, percentile  # noqa: E402
+from bench.service import PG, BenchService, CpuMeter, Figures, bench_arguments, in_threads, percentile  # noqa: E402
 
 CLASSES = ["email", "phone_number", "credit_card", "ssn", "address", "dob", "ip_address", "api_key",
            "authentication_token", "passport_number", "driver_license", "mac_address", "user_id"]
@@ -177,15 +177,10 @@ def run_clients(clients: int, seconds: float, work, label: str) -> tuple[list[fl
         with lock:
             latencies.extend(mine)
 
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-    started = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _, seconds = in_threads(client, clients)
     if errors:
         sys.exit(errors[0])
-    return latencies, len(latencies) / (time.perf_counter() - started)
+    return latencies, len(latencies) / seconds
 
 
 def captured_sql(svc: BenchService, path: str, params: dict) -> tuple[list[str], list[str]]:

@@ -119,6 +119,17 @@ def proc_cpu_seconds(pid: int, *, children: bool = True) -> float:
     return total
 
 
+def in_threads(target, count: int) -> tuple[float, float]:
+    """Run ``target(index)`` in ``count`` threads and wait for all; (start time, seconds taken)."""
+    threads = [threading.Thread(target=target, args=(index,)) for index in range(count)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return started, time.perf_counter() - started
+
+
 class CpuMeter:
     """CPU seconds used by the service's processes and its PostgreSQL backends between start() and stop().
 

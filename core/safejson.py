@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 NUL = "\x00"
+# Deepest limit nested_deeper_than checks: its recursion stays far from Python's limit (1,000).
+MAX_CHECKED_DEPTH = 256
 
 
 def strip_nul(value: Any) -> Any:
@@ -51,9 +53,6 @@ def nested_deeper_than(value: Any, limit: int) -> bool:
         raise ValueError(f"depth limits go up to {MAX_CHECKED_DEPTH}")
     return isinstance(value, (dict, list)) and _deeper(value, limit)
 
-
-# Deepest limit nested_deeper_than checks: its recursion stays far from Python's limit (1,000).
-MAX_CHECKED_DEPTH = 256
 
 
 def _deeper(node: dict | list, budget: int) -> bool:
