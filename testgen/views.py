@@ -12,6 +12,7 @@ from core.enums import HttpMethod
 from core.errors import validate
 from core.params import query_dict
 from core.schema import ZOD_ERROR_SCHEMA
+from core.scopes import Scope, requires_scope
 
 from . import services
 from .errors import NoEndpointSpecified, TestRunNotFound
@@ -58,6 +59,7 @@ def _required_text(request, name: str) -> None:
 class GenTestEndpointView(APIView):
     """``GET /api/v1/gen-test-endpoint``: a security test for one endpoint."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="gen_test_endpoint",
         parameters=[
@@ -82,6 +84,7 @@ class GenTestEndpointView(APIView):
 class GenTestEndpointsView(APIView):
     """``GET /api/v1/gen-test-endpoints``: one security test per endpoint of a host."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="gen_test_endpoints",
         parameters=[OpenApiParameter("host", str, required=True), *_OPTION_PARAMETERS],
@@ -98,6 +101,7 @@ class GenTestEndpointsView(APIView):
 class GlobalEnvView(APIView):
     """``/api/v1/testing/global-env``: read (``[]`` when unset), replace, clear."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="testing_global_env_read",
         responses={200: OpenApiResponse(
@@ -112,6 +116,7 @@ class GlobalEnvView(APIView):
     def get(self, request):
         return Response(services.global_env_read())
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="testing_global_env_set",
         request=GlobalEnvSerializer,
@@ -127,6 +132,7 @@ class GlobalEnvView(APIView):
         with transaction.atomic():
             return Response(services.global_env_set(values=values))
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="testing_global_env_clear",
         request=None,
@@ -141,6 +147,7 @@ class GlobalEnvView(APIView):
 class TestRunsView(APIView):
     """``/api/v1/testing/runs``: start a run in the worker (POST), list runs (GET)."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="testing_runs_list",
         parameters=[TestRunListQuery],
@@ -158,6 +165,7 @@ class TestRunsView(APIView):
         response["X-Total-Count"] = str(total)
         return response
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="testing_runs_start",
         request=TestRunStartSerializer,
@@ -177,6 +185,7 @@ class TestRunsView(APIView):
 class TestRunView(APIView):
     """``GET /api/v1/testing/runs/{runId}``: a run with the result of each test."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="testing_run_read",
         responses={200: TestRunDetailSerializer,

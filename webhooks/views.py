@@ -7,6 +7,7 @@ from rest_framework.views import APIView
 
 from core.errors import validate
 from core.openapi import SUCCESS, TOTAL_COUNT_NOTE, UNAUTHORIZED, VALIDATION, json_string
+from core.scopes import Scope, requires_scope
 
 from . import services
 from .serializers import WebhookInputSerializer, WebhookSerializer
@@ -17,6 +18,7 @@ WEBHOOK_NOT_FOUND = json_string("Webhook does not exist.", description="Unknown 
 class WebhookCreateView(APIView):
     """``POST /api/v1/webhook``."""
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="webhook_create",
         summary="Create a webhook",
@@ -39,6 +41,7 @@ class WebhookCreateView(APIView):
 class WebhooksView(APIView):
     """``GET /api/v1/webhooks``."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="webhooks_list",
         summary="List webhooks",
@@ -56,6 +59,7 @@ class WebhooksView(APIView):
 class WebhookView(APIView):
     """``GET`` / ``PUT`` / ``DELETE /api/v1/webhook/{webhookId}``."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="webhook_read",
         summary="Read a webhook",
@@ -65,6 +69,7 @@ class WebhookView(APIView):
     def get(self, request, webhook_id: str):
         return Response(WebhookSerializer(services.webhook_get(webhook_id=webhook_id)).data)
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="webhook_update",
         summary="Update a webhook",
@@ -80,6 +85,7 @@ class WebhookView(APIView):
         hook = services.webhook_update(webhook_id=webhook_id, **serializer.service_kwargs())
         return Response(WebhookSerializer(hook).data)
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="webhook_delete",
         summary="Delete a webhook",
