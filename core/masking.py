@@ -92,17 +92,17 @@ def _text_masked(text: str) -> str:
     return scrub_text(text)[0]
 
 
+def _header_masked(name: object, value: Any) -> Any:
+    return MASK if is_credential_header(str(name)) and value not in _EMPTY else secrets_masked(value)
+
+
 def _headers_masked(headers: Any) -> Any:
     """Header maps (``{name: value}``) and lists (``[{name, value}]``): credential headers masked."""
     if isinstance(headers, dict):
-        return {name: MASK if is_credential_header(str(name)) and value not in _EMPTY else secrets_masked(value)
-                for name, value in headers.items()}
+        return {name: _header_masked(name, value) for name, value in headers.items()}
     if isinstance(headers, list):
-        return [
-            {**item, "value": MASK} if isinstance(item, dict) and is_credential_header(str(item.get("name", "")))
-            and item.get("value") not in _EMPTY else secrets_masked(item)
-            for item in headers
-        ]
+        return [{**item, "value": _header_masked(item.get("name", ""), item["value"])}
+                if isinstance(item, dict) and "value" in item else secrets_masked(item) for item in headers]
     return secrets_masked(headers)
 
 

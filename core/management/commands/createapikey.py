@@ -1,4 +1,4 @@
-"""``manage.py createapikey NAME [--scope ingest|read|admin]``: issue a key; the raw key is the last line of output."""
+"""``manage.py createapikey NAME [--scope ingest|read|admin]``: issue a key; the raw key is the last line."""
 from django.core.management.base import BaseCommand, CommandError
 
 from core.models import ApiKey, Scope
