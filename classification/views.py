@@ -7,6 +7,7 @@ from rest_framework.views import APIView
 
 from core.errors import validate
 from core.openapi import FIELD_NOT_FOUND, SUCCESS, VALIDATION
+from core.scopes import Scope, requires_scope
 
 from . import services
 from .serializers import (
@@ -24,6 +25,7 @@ TAGS = ["data classes and data fields"]
 class DataClassListView(APIView):
     """``GET /data-class``: the enabled data classes."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(operation_id="data_class_list", responses={200: DataClassSerializer(many=True)}, tags=TAGS)
     def get(self, request):
         return Response(DataClassSerializer(services.data_classes_enabled(), many=True).data)
@@ -32,6 +34,7 @@ class DataClassListView(APIView):
 class DataFieldUpdateClassesView(APIView):
     """``POST /data-field/{id}/update-classes``."""
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="data_field_update_classes",
         parameters=[DATA_FIELD_ID],
@@ -56,6 +59,7 @@ class DataFieldUpdateClassesView(APIView):
 class DataFieldView(APIView):
     """``DELETE /data-field/{id}``."""
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="data_field_delete",
         parameters=[DATA_FIELD_ID],
@@ -71,6 +75,7 @@ class DataFieldView(APIView):
 class DataFieldEntityView(APIView):
     """``PUT /data-field/{id}/update-entity``."""
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="data_field_update_entity",
         parameters=[DATA_FIELD_ID],
@@ -87,6 +92,7 @@ class DataFieldEntityView(APIView):
 class DataFieldDataPathView(APIView):
     """``PUT /data-field/{id}/update-data-path``."""
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="data_field_update_data_path",
         parameters=[DATA_FIELD_ID],
@@ -111,6 +117,7 @@ class DataFieldDataPathView(APIView):
 class ClearSensitiveDataView(APIView):
     """``POST /clear-sensitive-data``."""
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="clear_sensitive_data",
         request=None,
@@ -127,6 +134,7 @@ class ClearSensitiveDataView(APIView):
 class ClearAllDataFieldsView(APIView):
     """``POST /clear-all-datafields``."""
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="clear_all_datafields",
         request=None,

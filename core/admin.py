@@ -1,4 +1,4 @@
-"""Operators' console: API keys (issue from the admin, revoke in bulk)."""
+"""Operators' console: API keys (issue from the admin with a scope, change the scope, revoke in bulk)."""
 from django.contrib import admin, messages
 from django.utils import timezone
 
@@ -7,10 +7,11 @@ from .models import ApiKey
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ("name", "prefix", "created_at", "revoked_at")
-    list_filter = ("revoked_at",)
+    list_display = ("name", "scope", "prefix", "created_at", "revoked_at")
+    list_filter = ("scope", "revoked_at")
     search_fields = ("name", "prefix")
-    fields = ("name", "prefix", "created_at", "revoked_at")
+    # A scope change takes effect on the key's next request (authentication reads it every time).
+    fields = ("name", "scope", "prefix", "created_at", "revoked_at")
     readonly_fields = ("prefix", "created_at", "revoked_at")
     actions = ["revoke_selected"]
 

@@ -5,7 +5,7 @@ from rest_framework import authentication, exceptions
 from .models import ApiKey, hash_key
 
 _LOOKUP_SQL = (
-    f"SELECT id, name FROM {ApiKey._meta.db_table} "
+    f"SELECT id, name, scope FROM {ApiKey._meta.db_table} "
     "WHERE key_hash = %s AND revoked_at IS NULL LIMIT 1"
 )
 
@@ -14,7 +14,8 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
     """Accept ``Authorization: <API_KEY>``; anything else is ``401 "Client unauthorized"``.
 
     The key is looked up by its SHA-256 hash, so the raw value is never compared
-    or stored. A revoked key is the same as an unknown one.
+    or stored. A revoked key is the same as an unknown one. The same statement
+    reads the key's scope, which ``core.scopes.ScopePermission`` checks next.
     """
 
     def authenticate(self, request):
@@ -28,7 +29,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             row = cursor.fetchone()
         if row is None:
             raise exceptions.AuthenticationFailed()
-        key = ApiKey(id=row[0], name=row[1])
+        key = ApiKey(id=row[0], name=row[1], scope=row[2])
         key._state.adding, key._state.db = False, connection.alias
         return (key, key)
 

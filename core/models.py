@@ -20,6 +20,19 @@ def hash_key(raw_key: str) -> str:
     return hashlib.sha256(raw_key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+class Scope(models.TextChoices):
+    """What a key may do (DECISIONS §2); ``core.scopes`` holds the rules, views declare what they need.
+
+    * ``ingest``: what agents hold — ``GET /verify``, ``GET /agent-config`` and the ``log-request`` POSTs.
+    * ``read``: every ``GET`` of the API, with secrets masked (``core.masking``).
+    * ``admin``: everything, secrets in clear.
+    """
+
+    INGEST = "ingest", "ingest (agents)"
+    READ = "read", "read"
+    ADMIN = "admin", "admin"
+
+
 class ApiKeyQuerySet(models.QuerySet):
     def active(self) -> ApiKeyQuerySet:
         return self.filter(revoked_at__isnull=True)
@@ -37,15 +50,21 @@ class ApiKey(models.Model):
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # admin by default: keys issued before scopes existed, and scripts that do not ask for one, keep working.
+    scope = models.CharField(max_length=8, choices=Scope.choices, default=Scope.ADMIN, db_default=Scope.ADMIN,
+                             help_text="ingest: agents (verify, agent-config, log-request). read: every GET, "
+                                       "secrets masked. admin: everything.")
 
     objects = ApiKeyQuerySet.as_manager()
 
     class Meta:
         verbose_name = "API key"
         ordering = ["-created_at"]
+        # The authentication's raw SQL reads the column as is: only known scopes may be stored.
+        constraints = [models.CheckConstraint(condition=models.Q(scope__in=Scope.values), name="api_key_scope_known")]
 
     def __str__(self) -> str:
-        return f"{self.name} ({self.prefix}…)"
+        return f"{self.name} ({self.prefix}…, {self.scope})"
 
     # DRF treats the authenticated key as request.user.
     is_authenticated = True
@@ -62,9 +81,14 @@ class ApiKey(models.Model):
         return raw
 
     @classmethod
-    def issue(cls, *, name: str) -> tuple[ApiKey, str]:
-        """Create a key; return the row and the raw key (shown once, never stored)."""
-        key = cls(name=name)
+    def issue(cls, *, name: str, scope: str = Scope.ADMIN) -> tuple[ApiKey, str]:
+        """Create a key of this scope; return the row and the raw key (shown once, never stored).
+
+        Raises ``ValueError`` for a scope that is not one of :class:`Scope`.
+        """
+        if scope not in Scope.values:
+            raise ValueError(f"Unknown scope {scope!r}: one of {', '.join(Scope.values)}.")
+        key = cls(name=name, scope=scope)
         raw = key.set_new_key()
         key.save()
         return key, raw

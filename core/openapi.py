@@ -3,6 +3,7 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiResponse
 
 from .schema import ZOD_ERROR_SCHEMA
+from .scopes import allowed_scopes, required_scope
 
 
 def json_string(*values: str, description: str = "") -> OpenApiResponse:
@@ -22,7 +23,25 @@ CONFLICT = OpenApiResponse(response={"type": "string"}, description="Conflict: a
 TOTAL_COUNT_NOTE = "The `X-Total-Count` response header carries the number of matches before paging."
 
 
-class DeleteBodyAutoSchema(AutoSchema):
+class ScopedAutoSchema(AutoSchema):
+    """Documents the scope each operation needs (``core.scopes``): ``x-required-scope`` (the least
+    scope), ``x-allowed-scopes`` (every scope that may call it) and a sentence in the description.
+    ``core.schema.postprocess_common_responses`` adds the ``403 "Forbidden."`` answer from them."""
+
+    def get_operation(self, path, path_regex, path_prefix, method, registry):
+        operation = super().get_operation(path, path_regex, path_prefix, method, registry)
+        needed = required_scope(self.view, method) if operation is not None else None
+        if needed is None:  # public routes (health) declare none
+            return operation
+        allowed = allowed_scopes(needed, method)
+        operation["x-required-scope"] = needed.value
+        operation["x-allowed-scopes"] = allowed
+        note = f"**Scope:** `{needed.value}` (keys of scope {', '.join(f'`{s}`' for s in allowed)})."
+        operation["description"] = f"{operation['description']}\n\n{note}" if operation.get("description") else note
+        return operation
+
+
+class DeleteBodyAutoSchema(ScopedAutoSchema):
     """Documents a JSON body on DELETE (SPEC's DELETE /endpoints and /hosts take one); drf-spectacular
     only documents bodies of POST, PUT and PATCH by default."""
 

@@ -4,7 +4,8 @@ It also gives response timestamps the wire pattern of DECISIONS §1 (millisecond
 adds the OpenAPI links of ``LINKS``.
 
 Every route can answer a few things that have nothing to do with the route itself
-(DECISIONS §2–3): ``401 "Client unauthorized"`` without a valid key, a ZOD ``400`` for
+(DECISIONS §2–3): ``401 "Client unauthorized"`` without a valid key, ``403 "Forbidden."`` for a
+key whose scope does not allow the operation (from its ``x-allowed-scopes``), a ZOD ``400`` for
 bad input, ``413`` for an oversized body and ``415`` for a body that is not in a
 media type the route parses. :func:`postprocess_common_responses` adds them to each
 operation (or gives a body schema to those a view documented by description only),
@@ -16,6 +17,8 @@ import copy
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
+from .models import Scope
+
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
     target_class = "core.authentication.ApiKeyAuthentication"
@@ -26,7 +29,13 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
             "type": "apiKey",
             "in": "header",
             "name": "Authorization",
-            "description": "The raw API key, with no scheme word (`Authorization: <API_KEY>`).",
+            "description": (
+                "The raw API key, with no scheme word (`Authorization: <API_KEY>`). Every key has one scope: "
+                "`ingest` (agents: `GET /verify`, `GET /agent-config`, the `log-request` POSTs), `read` (every "
+                "GET, secrets masked) or `admin` (everything). Each operation names the scope it needs in "
+                "`x-required-scope` and the scopes that may call it in `x-allowed-scopes`; any other key gets "
+                '`403 "Forbidden."`.'
+            ),
         }
 
 
@@ -159,6 +168,7 @@ def postprocess_common_responses(result, generator, request, public):
             _timestamps_precise(component)
     default_security = result.get("security")
     unauthorized = _string_response("Missing or unknown API key.", "Client unauthorized")
+    every_scope = set(Scope.values)
     for path_item in result.get("paths", {}).values():
         for method, operation in path_item.items():
             if method not in {"get", "put", "post", "patch", "delete"}:
@@ -166,6 +176,11 @@ def postprocess_common_responses(result, generator, request, public):
             responses = operation.setdefault("responses", {})
             if _is_authenticated(operation, default_security):
                 _fill(responses, "401", unauthorized)
+            allowed = operation.get("x-allowed-scopes")
+            if allowed is not None and set(allowed) != every_scope:
+                _fill(responses, "403", _string_response(
+                    f"The API key's scope does not allow this operation (allowed: {', '.join(allowed)}).",
+                    "Forbidden."))
             if operation.get("requestBody"):
                 _fill(responses, "400", _zod_response("Malformed or invalid body (zod-style issues)."))
                 _fill(responses, "413", _string_response("The request body is over the size limit.", PAYLOAD_TOO_LARGE))

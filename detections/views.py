@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from core.errors import PayloadTooLarge, validate
 from core.params import query_dict
+from core.scopes import Scope, requires_scope
 
 from . import services, specs
 from core.openapi import CONFLICT, SUCCESS, TOTAL_COUNT_NOTE, UNAUTHORIZED, VALIDATION, json_string
@@ -28,6 +29,7 @@ TOO_LARGE = json_string("Spec file is larger than 5 MB.", description="The file 
 class AlertsView(APIView):
     """``GET /api/v1/alerts``."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="alerts_list",
         summary="List alerts",
@@ -58,6 +60,7 @@ class AlertsView(APIView):
 class AlertView(APIView):
     """``GET`` / ``PUT /api/v1/alert/{alertId}``."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="alert_read",
         summary="Read one alert",
@@ -67,6 +70,7 @@ class AlertView(APIView):
     def get(self, request, alert_id: str):
         return Response(AlertSerializer(services.alert_get(alert_id=alert_id)).data)
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="alert_update",
         summary="Resolve, unresolve, ignore or unignore an alert",
@@ -110,6 +114,7 @@ class SpecNewView(APIView):
 
     parser_classes = [MultiPartParser]  # a urlencoded form cannot carry the file
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="spec_create",
         summary="Upload an OpenAPI spec",
@@ -132,6 +137,7 @@ class SpecNewView(APIView):
 class SpecsView(APIView):
     """``GET /api/v1/specs``."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="specs_list",
         summary="List uploaded OpenAPI specs",
@@ -151,6 +157,7 @@ class SpecView(APIView):
 
     parser_classes = [MultiPartParser]  # a urlencoded form cannot carry the file
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="spec_read",
         summary="Read an uploaded OpenAPI spec",
@@ -161,6 +168,7 @@ class SpecView(APIView):
     def get(self, request, name: str):
         return Response(SpecSerializer(specs.spec_get(name=name)).data)
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="spec_replace",
         summary="Replace the document of an uploaded OpenAPI spec",
@@ -174,6 +182,7 @@ class SpecView(APIView):
         _, raw = _upload(request)
         return Response(SpecSummarySerializer(specs.spec_replace(name=name, raw=raw)).data)
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="spec_delete",
         summary="Delete an uploaded OpenAPI spec",

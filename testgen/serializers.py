@@ -9,6 +9,7 @@ from django.core.validators import URLValidator
 from rest_framework import serializers
 
 from core.enums import HttpMethod
+from core.masking import MaskedForReadKeys, evidence_masked, url_masked
 from detections.serializers import TimestampField
 
 from .services.environment import BUILTIN_KEYS
@@ -280,7 +281,9 @@ class TestRunResultSerializer(serializers.Serializer):
     durationMs = serializers.FloatField(source="duration_ms")
 
 
-class TestRunSerializer(serializers.Serializer):
+class TestRunSerializer(MaskedForReadKeys, serializers.Serializer):
+    """A run; for keys other than admin, credentials inside ``baseUrl`` are masked."""
+
     __test__ = False
     uuid = serializers.UUIDField()
     status = serializers.CharField()
@@ -307,7 +310,22 @@ class TestRunSerializer(serializers.Serializer):
             data[key] = data[key] or None
         return data
 
+    def masked(self, data: dict) -> dict:
+        return {**data, "baseUrl": url_masked(data["baseUrl"])}
+
 
 class TestRunDetailSerializer(TestRunSerializer):
+    """A run with its results. For keys other than admin the evidence is masked: each result's and
+    check's ``message`` (excerpts of the target's answers, values sent from the environment, error
+    texts quoting URLs) becomes ``"[REDACTED]"``; outcomes, names, descriptions and counts stay."""
+
     __test__ = False
     results = TestRunResultSerializer(many=True)
+
+    def masked(self, data: dict) -> dict:
+        results = [
+            {**result, "message": evidence_masked(result["message"]),
+             "checks": [{**check, "message": evidence_masked(check["message"])} for check in result["checks"]]}
+            for result in data["results"]
+        ]
+        return {**super().masked(data), "results": results}

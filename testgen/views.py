@@ -12,6 +12,8 @@ from core.enums import HttpMethod
 from core.errors import validate
 from core.params import query_dict
 from core.schema import ZOD_ERROR_SCHEMA
+from core.masking import secrets_masked
+from core.scopes import Scope, requires_scope, sees_secrets
 
 from . import services
 from .errors import NoEndpointSpecified, TestRunNotFound
@@ -58,6 +60,7 @@ def _required_text(request, name: str) -> None:
 class GenTestEndpointView(APIView):
     """``GET /api/v1/gen-test-endpoint``: a security test for one endpoint."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="gen_test_endpoint",
         parameters=[
@@ -82,6 +85,7 @@ class GenTestEndpointView(APIView):
 class GenTestEndpointsView(APIView):
     """``GET /api/v1/gen-test-endpoints``: one security test per endpoint of a host."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="gen_test_endpoints",
         parameters=[OpenApiParameter("host", str, required=True), *_OPTION_PARAMETERS],
@@ -98,6 +102,7 @@ class GenTestEndpointsView(APIView):
 class GlobalEnvView(APIView):
     """``/api/v1/testing/global-env``: read (``[]`` when unset), replace, clear."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="testing_global_env_read",
         responses={200: OpenApiResponse(
@@ -107,11 +112,16 @@ class GlobalEnvView(APIView):
             ]},
             description="The environment, or `[]` when none is configured.",
         )},
+        description="For keys other than `admin`, secrets are `[REDACTED]`: `authToken`, credential headers, "
+                    "values of keys named like credentials (identities and login bodies included) and "
+                    "credentials inside URLs.",
         tags=["testing"],
     )
     def get(self, request):
-        return Response(services.global_env_read())
+        environment = services.global_env_read()
+        return Response(environment if sees_secrets(request) else secrets_masked(environment))
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="testing_global_env_set",
         request=GlobalEnvSerializer,
@@ -127,6 +137,7 @@ class GlobalEnvView(APIView):
         with transaction.atomic():
             return Response(services.global_env_set(values=values))
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="testing_global_env_clear",
         request=None,
@@ -141,11 +152,13 @@ class GlobalEnvView(APIView):
 class TestRunsView(APIView):
     """``/api/v1/testing/runs``: start a run in the worker (POST), list runs (GET)."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="testing_runs_list",
         parameters=[TestRunListQuery],
         responses={200: TestRunSerializer(many=True), 400: _ZOD},
-        description="Newest first. The `X-Total-Count` response header carries the number of runs before paging.",
+        description="Newest first. The `X-Total-Count` response header carries the number of runs before paging. "
+                    "For keys other than `admin`, credentials inside `baseUrl` are `[REDACTED]`.",
         tags=["testing"],
     )
     def get(self, request):
@@ -154,10 +167,11 @@ class TestRunsView(APIView):
         total = runs.count()
         # An offset past the runs is an empty page (and may not fit PostgreSQL's bigint OFFSET).
         page = runs[query["offset"]: query["offset"] + query["limit"]] if query["offset"] < total else []
-        response = Response(TestRunSerializer(page, many=True).data)
+        response = Response(TestRunSerializer(page, many=True, context={"request": request}).data)
         response["X-Total-Count"] = str(total)
         return response
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="testing_runs_start",
         request=TestRunStartSerializer,
@@ -171,14 +185,18 @@ class TestRunsView(APIView):
         body = validate(TestRunStartSerializer(data=request.data))
         run = services.test_run_start(host=body.get("host"), endpoint=body.get("endpoint"), method=body.get("method"),
                                       template_name=body.get("type"), version=body.get("version"))
-        return Response(TestRunSerializer(run).data, status=202)
+        return Response(TestRunSerializer(run, context={"request": request}).data, status=202)
 
 
 class TestRunView(APIView):
     """``GET /api/v1/testing/runs/{runId}``: a run with the result of each test."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="testing_run_read",
+        description="For keys other than `admin`, the evidence is `[REDACTED]`: every result's and check's "
+                    "`message` (excerpts of the target's answers, values sent from the environment) and "
+                    "credentials inside `baseUrl`.",
         responses={200: TestRunDetailSerializer,
                    404: OpenApiResponse(response={"type": "string", "enum": ["Test run does not exist."]})},
         tags=["testing"],
@@ -188,4 +206,4 @@ class TestRunView(APIView):
             run = TestRun.objects.prefetch_related("results").get(uuid=uuid.UUID(run_id))
         except (ValueError, TestRun.DoesNotExist) as exc:
             raise TestRunNotFound() from exc
-        return Response(TestRunDetailSerializer(run).data)
+        return Response(TestRunDetailSerializer(run, context={"request": request}).data)

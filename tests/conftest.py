@@ -25,6 +25,19 @@ def anon_client() -> APIClient:
     return APIClient()
 
 
+@pytest.fixture
+def scoped_client(db):
+    """``scoped_client(scope)``: an API client holding a fresh key of that scope (``core.models.Scope``)."""
+
+    def make(scope: str) -> APIClient:
+        _, raw = ApiKey.issue(name=f"{scope} key", scope=scope)
+        api = APIClient()
+        api.credentials(HTTP_AUTHORIZATION=raw)
+        return api
+
+    return make
+
+
 def seed_builtin_data_classes() -> None:
     """(Re)create the 13 built-in data classes exactly as their data migration does."""
     import importlib

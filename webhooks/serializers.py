@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from core.enums import AlertType
 from core.fields import StrictCharField, TimestampField
+from core.masking import MaskedForReadKeys, url_masked
 
 from . import http, policy
 
@@ -21,7 +22,10 @@ class WebhookRunSerializer(serializers.Serializer):
     createdAt = TimestampField(source="created_at")
 
 
-class WebhookSerializer(serializers.Serializer):
+class WebhookSerializer(MaskedForReadKeys, serializers.Serializer):
+    """A webhook as shown; for keys other than admin, credentials inside ``url`` are masked
+    (userinfo, credential query parameters, token-like path segments: ``core.masking.url_masked``)."""
+
     uuid = serializers.UUIDField()
     url = serializers.CharField()
     alertTypes = serializers.ListField(child=serializers.CharField(), source="alert_types")
@@ -30,6 +34,9 @@ class WebhookSerializer(serializers.Serializer):
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
     runs = WebhookRunSerializer(many=True, source="runs.all", help_text="The last 10 attempts, newest first.")
+
+    def masked(self, data: dict) -> dict:
+        return {**data, "url": url_masked(data["url"])}
 
 
 class WebhookUrlField(serializers.URLField):

@@ -7,16 +7,20 @@ from rest_framework.views import APIView
 
 from core.errors import validate
 from core.openapi import SUCCESS, TOTAL_COUNT_NOTE, UNAUTHORIZED, VALIDATION, json_string
+from core.scopes import Scope, requires_scope
 
 from . import services
 from .serializers import WebhookInputSerializer, WebhookSerializer
 
+URL_MASK_NOTE = ("For keys other than `admin`, credentials inside `url` are `[REDACTED]` (user and password, "
+                 "credential query parameters, token-like path segments).")
 WEBHOOK_NOT_FOUND = json_string("Webhook does not exist.", description="Unknown or malformed webhook id.")
 
 
 class WebhookCreateView(APIView):
     """``POST /api/v1/webhook``."""
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="webhook_create",
         summary="Create a webhook",
@@ -33,22 +37,23 @@ class WebhookCreateView(APIView):
         serializer = WebhookInputSerializer(data=request.data)
         validate(serializer)
         hook = services.webhook_create(**serializer.service_kwargs())
-        return Response(WebhookSerializer(hook).data, status=201)
+        return Response(WebhookSerializer(hook, context={"request": request}).data, status=201)
 
 
 class WebhooksView(APIView):
     """``GET /api/v1/webhooks``."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="webhooks_list",
         summary="List webhooks",
-        description="Newest first, each with its last 10 delivery attempts. " + TOTAL_COUNT_NOTE,
+        description=f"Newest first, each with its last 10 delivery attempts. {TOTAL_COUNT_NOTE} {URL_MASK_NOTE}",
         responses={200: WebhookSerializer(many=True), 401: UNAUTHORIZED},
         tags=["webhooks"],
     )
     def get(self, request):
         hooks = services.webhooks_list()
-        response = Response(WebhookSerializer(hooks, many=True).data)
+        response = Response(WebhookSerializer(hooks, many=True, context={"request": request}).data)
         response["X-Total-Count"] = str(len(hooks))
         return response
 
@@ -56,15 +61,19 @@ class WebhooksView(APIView):
 class WebhookView(APIView):
     """``GET`` / ``PUT`` / ``DELETE /api/v1/webhook/{webhookId}``."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="webhook_read",
         summary="Read a webhook",
+        description=URL_MASK_NOTE,
         responses={200: WebhookSerializer, 401: UNAUTHORIZED, 404: WEBHOOK_NOT_FOUND},
         tags=["webhooks"],
     )
     def get(self, request, webhook_id: str):
-        return Response(WebhookSerializer(services.webhook_get(webhook_id=webhook_id)).data)
+        hook = services.webhook_get(webhook_id=webhook_id)
+        return Response(WebhookSerializer(hook, context={"request": request}).data)
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="webhook_update",
         summary="Update a webhook",
@@ -78,8 +87,9 @@ class WebhookView(APIView):
         serializer = WebhookInputSerializer(data=request.data, partial=True)
         validate(serializer)
         hook = services.webhook_update(webhook_id=webhook_id, **serializer.service_kwargs())
-        return Response(WebhookSerializer(hook).data)
+        return Response(WebhookSerializer(hook, context={"request": request}).data)
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="webhook_delete",
         summary="Delete a webhook",

@@ -150,7 +150,8 @@ CELERY_BEAT_SCHEDULE: dict = {
 # --- REST framework -------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["core.authentication.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # A valid key whose scope allows the route (DECISIONS §2; routes declare theirs: core/scopes.py).
+    "DEFAULT_PERMISSION_CLASSES": ["core.scopes.ScopePermission"],
     # orjson: the same JSON as DRF's JSONRenderer, several times faster (core/renderers.py).
     "DEFAULT_RENDERER_CLASSES": ["core.renderers.ORJSONRenderer"],
     # JSON whatever the Accept header says (no 406): core/negotiation.py.
@@ -158,7 +159,8 @@ REST_FRAMEWORK = {
     # JSON bodies only; upload routes (GraphQL schema, OpenAPI specs) set their own multipart parsers.
     # Anything else is 415 (DECISIONS §1: request bodies are JSON).
     "DEFAULT_PARSER_CLASSES": ["core.parsers.JSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Each operation's required scope in the schema (x-required-scope, x-allowed-scopes): core/openapi.py.
+    "DEFAULT_SCHEMA_CLASS": "core.openapi.ScopedAutoSchema",
     "EXCEPTION_HANDLER": "core.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_FILTER_BACKENDS": [],
@@ -189,7 +191,7 @@ SPECTACULAR_SETTINGS = {
         "DataSectionEnum": "core.enums.DataSection",
         "HttpMethodEnum": "core.enums.HttpMethod",
     },
-    # 401/400/413/415/503 answers every route shares, added to each operation (core/schema.py).
+    # 401/403/400/413/415/503 answers every route shares, added to each operation (core/schema.py).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.schema.postprocess_common_responses",

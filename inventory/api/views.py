@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from core.errors import validate
 from core.params import query_validated
+from core.scopes import Scope, requires_scope
 
 from . import merge, render, serializers as s, services
 from core.openapi import ENDPOINT_NOT_FOUND, DeleteBodyAutoSchema, SUCCESS, TOTAL_COUNT_NOTE, VALIDATION, json_string
@@ -30,6 +31,7 @@ class EndpointListView(APIView):
 
     schema = DeleteBodyAutoSchema()
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="endpoint_list",
         parameters=[s.EndpointListQuerySerializer],
@@ -44,6 +46,7 @@ class EndpointListView(APIView):
         page = services.endpoints_page(filters=params, offset=offset, limit=limit)
         return _rendered_list_response([render.endpoint_item(row) for row in page.items], page.total)
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="endpoint_delete_many",
         request=s.UuidListBodySerializer,
@@ -60,6 +63,7 @@ class EndpointListView(APIView):
 class EndpointDetailView(APIView):
     """``GET /endpoint/{id}`` and ``DELETE /endpoint/{id}``."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="endpoint_detail",
         parameters=[ENDPOINT_ID],
@@ -71,6 +75,7 @@ class EndpointDetailView(APIView):
     def get(self, request, endpoint_id: str):
         return Response(services.endpoint_detail(endpoint_id=endpoint_id))
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="endpoint_delete",
         parameters=[ENDPOINT_ID],
@@ -86,6 +91,7 @@ class EndpointDetailView(APIView):
 class EndpointUsageView(APIView):
     """``GET /endpoint/{id}/usage``."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="endpoint_usage",
         parameters=[ENDPOINT_ID],
@@ -101,6 +107,7 @@ class EndpointUsageView(APIView):
 class EndpointAuthenticatedView(APIView):
     """``PUT /endpoint/{id}/authenticated``."""
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="endpoint_set_authenticated",
         parameters=[ENDPOINT_ID],
@@ -119,6 +126,7 @@ class EndpointAuthenticatedView(APIView):
 class EndpointFullTraceCaptureView(APIView):
     """``PUT /endpoint/{id}/enable-full-trace-capture``."""
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="endpoint_set_full_trace_capture",
         parameters=[ENDPOINT_ID],
@@ -138,6 +146,7 @@ class EndpointFullTraceCaptureView(APIView):
 class EndpointSuggestedPathsView(APIView):
     """``GET /endpoint/{id}/suggested-paths``."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="endpoint_suggested_paths",
         parameters=[ENDPOINT_ID],
@@ -155,6 +164,7 @@ class EndpointSuggestedPathsView(APIView):
 class EndpointUpdatePathsView(APIView):
     """``POST /endpoint/{id}/update-paths``."""
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="endpoint_update_paths",
         parameters=[ENDPOINT_ID],
@@ -185,6 +195,7 @@ class EndpointGraphQlSchemaView(APIView):
 
     parser_classes = [MultiPartParser]  # a urlencoded form cannot carry the file
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="endpoint_graphql_schema_upload",
         parameters=[ENDPOINT_ID],
@@ -208,6 +219,7 @@ class EndpointGraphQlSchemaView(APIView):
         services.endpoint_graphql_schema_set(endpoint_id=endpoint_id, upload=data["file"])
         return Response("Success")
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="endpoint_graphql_schema_delete",
         parameters=[ENDPOINT_ID],
@@ -225,6 +237,7 @@ class HostListView(APIView):
 
     schema = DeleteBodyAutoSchema()
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="host_list",
         parameters=[s.HostListQuerySerializer],
@@ -241,6 +254,7 @@ class HostListView(APIView):
         )
         return _rendered_list_response(page.items, page.total)
 
+    @requires_scope(Scope.ADMIN)
     @extend_schema(
         operation_id="host_delete_many",
         request=s.HostListBodySerializer,
@@ -257,6 +271,7 @@ class HostListView(APIView):
 class HostsGraphView(APIView):
     """``GET /hosts-graph``."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(operation_id="hosts_graph", responses={200: s.HostsGraphSerializer}, tags=HOST_TAGS)
     def get(self, request):
         return Response(services.hosts_graph())
@@ -265,6 +280,7 @@ class HostsGraphView(APIView):
 class NewDetectionsView(APIView):
     """``GET /new-detections``."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="new_detections",
         parameters=[s.NewDetectionsQuerySerializer],
@@ -289,6 +305,7 @@ class NewDetectionsView(APIView):
 class NewDetectionsAggView(APIView):
     """``GET /new-detections-agg``."""
 
+    @requires_scope(Scope.READ)
     @extend_schema(
         operation_id="new_detections_agg",
         responses={200: s.NewDetectionsAggItemSerializer(many=True)},

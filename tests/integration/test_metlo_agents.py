@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from core.models import ApiKey, Scope
 from tests.support.processes import start_worker, wait_for
 from tests.inventory.ingest_support import seeded_transactional_db  # noqa: F401 (fixture)
 
@@ -52,6 +53,13 @@ def worker(seeded_transactional_db):  # noqa: F811
     process.stop()
 
 
+@pytest.fixture
+def ingest_key(db) -> str:
+    """The key agents are given (README): scope ``ingest``, so they prove they need nothing more."""
+    _, raw = ApiKey.issue(name="metlo agent", scope=Scope.INGEST)
+    return raw
+
+
 def run_agent_app(*, kind: str, version: str, framework: str, server_url: str, key: str) -> dict:
     venv = agent_venv(version)
     result = subprocess.run(
@@ -67,8 +75,10 @@ def run_agent_app(*, kind: str, version: str, framework: str, server_url: str, k
     ("kind", "version", "framework"),
     [("v1", "0.0.17", "django"), ("v1", "0.0.17", "flask"), ("v2", "0.1.5", "flask")],
 )
-def test_metlo_agent_traffic_appears_in_the_inventory(live_server, worker, client, api_key, kind, version, framework):
-    summary = run_agent_app(kind=kind, version=version, framework=framework, server_url=live_server.url, key=api_key)
+def test_metlo_agent_traffic_appears_in_the_inventory(live_server, worker, client, ingest_key, kind, version,
+                                                      framework):
+    summary = run_agent_app(kind=kind, version=version, framework=framework, server_url=live_server.url,
+                            key=ingest_key)
     assert [r["status"] for r in summary["requests"]] == [r["expected"] for r in summary["requests"]]
 
     def endpoints():

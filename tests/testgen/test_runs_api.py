@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from core.models import Scope
 from testgen.models import TestRun, TestRunResult
 from testgen.services import test_run_execute, test_runs_sweep
 from tests.support.processes import start_worker, wait_for
@@ -82,6 +83,25 @@ class TestExecution:
         }]
         assert by_endpoint[("POST", "/api/login")]["outcome"] == "PASSED"
         assert TestRunResult.objects.filter(run_id=body["uuid"]).count() == 4
+
+    def test_a_read_key_reads_the_outcomes_of_a_real_run_but_not_its_evidence(
+            self, client, scoped_client, shop, serve, set_env, django_capture_on_commit_callbacks):
+        set_env(serve(vulnerable=True).base_url)
+        body, _ = start(client, {"host": SHOP, "type": "XSS"}, django_capture_on_commit_callbacks)
+        test_run_execute(run_id=body["uuid"])
+        clear = client.get(f"{RUNS}/{body['uuid']}").json()
+        masked = scoped_client(Scope.READ).get(f"{RUNS}/{body['uuid']}").json()
+
+        def without_messages(detail: dict) -> dict:
+            return {**detail, "results": [
+                {**r, "message": bool(r["message"]), "checks": [{**c, "message": bool(c["message"])}
+                                                                for c in r["checks"]]}
+                for r in detail["results"]]}
+
+        assert without_messages(masked) == without_messages(clear)
+        messages = [m for r in masked["results"] for m in [r["message"], *(c["message"] for c in r["checks"])]]
+        assert set(messages) == {"", "[REDACTED]"}
+        assert any("<script>" in c["message"] for r in clear["results"] for c in r["checks"])
 
     def test_a_run_whose_endpoint_was_deleted_fails(self, client, shop, set_env, django_capture_on_commit_callbacks):
         set_env("http://127.0.0.1:9")
