@@ -2,7 +2,7 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 
-from core.errors import json_bad_request, json_not_found, json_server_error
+from core.errors import api_route_not_found, json_bad_request, json_not_found, json_server_error
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -13,7 +13,9 @@ urlpatterns = [
     path("api/v1/", include("webhooks.urls")),
     path("api/v1/", include("testgen.urls")),
     path("api/v2/", include("inventory.urls_v2")),
-    # Unknown API routes answer the JSON string "Not found." even with DEBUG on.
+    # Unknown routes of the keyed API: 401 without a valid key, then 404 (DECISIONS §2 order).
+    re_path(r"^api/v[12](?:/.*)?$", api_route_not_found),
+    # Other unknown /api routes answer the JSON string "Not found." even with DEBUG on.
     re_path(r"^api(?:/.*)?$", json_not_found),
 ]
 

@@ -163,8 +163,27 @@ def issues_from_detail(detail: Any, path: list | None = None) -> list[ZodIssue]:
 
 
 def json_not_found(request, exception=None) -> JsonResponse:
-    """handler404 and the catch-all for unknown /api routes."""
+    """handler404 and the catch-all for unknown routes outside the keyed API."""
     return JsonResponse("Not found.", status=404, safe=False)
+
+
+def api_route_not_found(request) -> JsonResponse:
+    """The catch-all for unknown ``/api/v1`` and ``/api/v2`` routes.
+
+    DECISIONS §2 orders the checks 401 (key) before 404 (unknown route): without a valid key
+    nobody learns which routes exist. A valid key of any scope gets ``404 "Not found."``.
+    """
+    from rest_framework.exceptions import AuthenticationFailed
+
+    from .authentication import ApiKeyAuthentication
+
+    try:
+        known = ApiKeyAuthentication().authenticate(request) is not None
+    except AuthenticationFailed:
+        known = False
+    if not known:
+        return JsonResponse("Client unauthorized", status=401, safe=False, headers={"WWW-Authenticate": "ApiKey"})
+    return json_not_found(request)
 
 
 def json_server_error(request) -> JsonResponse:

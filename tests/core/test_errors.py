@@ -158,11 +158,24 @@ def test_unknown_api_route_is_404_not_found(client):
     assert response.json() == "Not found."
 
 
-def test_unknown_route_needs_no_key_to_be_404(anon_client):
-    for url in ("/api/v1/nope", "/api/v3/batch", "/elsewhere"):
+def test_unknown_route_outside_the_keyed_api_needs_no_key_to_be_404(anon_client):
+    for url in ("/api/v3/batch", "/api", "/elsewhere"):
         response = anon_client.get(url)
         assert response.status_code == 404, url
         assert response.json() == "Not found."
+
+
+def test_unknown_keyed_api_route_is_401_without_a_valid_key_then_404(anon_client, client):
+    # DECISIONS §2: 401 (key) is checked before 404 (unknown route).
+    for url in ("/api/v1/nope", "/api/v1/", "/api/v2/log-request/nope", "/api/v1/endpoint/x/nope"):
+        response = anon_client.get(url)
+        assert response.status_code == 401, url
+        assert response.json() == "Client unauthorized"
+        wrong = anon_client.get(url, HTTP_AUTHORIZATION="ask_not_a_key")
+        assert wrong.status_code == 401, url
+        known = client.get(url)
+        assert known.status_code == 404, url
+        assert known.json() == "Not found."
 
 
 def test_wrong_method_is_405_json(client):
