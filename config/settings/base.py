@@ -8,15 +8,40 @@ only override. Nothing else in the project reads ``os.environ``.
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(environ.Env().str("VAR_DIR", default=str(BASE_DIR / "var")))
 
 env = environ.Env()
 
+# --- Safe defaults: SECRET_KEY and DEBUG ------------------------------------
+# Setting SECRET_KEY in the environment says "this is a deployment": DEBUG then defaults to
+# off, also under the default (local) settings. With DEBUG off the development key, which is
+# public, is refused at start-up by every settings module (``secret_key_check``).
 DEV_SECRET_KEY = "dev-insecure-secret-key-change-me-0123456789abcdefghijklmnop"
+SECRET_KEY_FROM_ENV = "SECRET_KEY" in env.ENVIRON
 SECRET_KEY = env.str("SECRET_KEY", default=DEV_SECRET_KEY)
 DEBUG = env.bool("DEBUG", default=False)
+
+
+def secret_key_check(*, debug: bool, secret_key: str) -> None:
+    """Start-up guard, called by each settings module once its DEBUG is final.
+
+    Raises ``ImproperlyConfigured`` (the process does not start) when SECRET_KEY is empty, or
+    when DEBUG is off and SECRET_KEY is the development key: sessions, admin logins and the
+    at-rest encryption key derived from SECRET_KEY would then rest on a value anyone can read.
+    """
+    if not secret_key:
+        raise ImproperlyConfigured("SECRET_KEY is set but empty. Set it to a long random value.")
+    if not debug and secret_key == DEV_SECRET_KEY:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is the development key, which is public: it is refused when DEBUG is off. "
+            "Set SECRET_KEY to a long random value "
+            "(python -c 'import secrets; print(secrets.token_urlsafe(50))'), "
+            "or set DEBUG=true for development."
+        )
+
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
