@@ -92,6 +92,9 @@ def start_web(env: dict[str, str], *, wait: bool = True) -> Web:
         output = web.log()
         web.stop()
         raise AssertionError(f"gunicorn did not answer within 60 s:\n{output}") from None
+    except BaseException:
+        web.stop()
+        raise
     if process.poll() is not None:
         output = web.log()
         web.stop()
