@@ -95,7 +95,7 @@ def test_axes_reset_lifts_every_lock(operators):
     assert logged_in(login("gracehopper", PASSWORD, ip=OTHER_IP))
 
 
-def test_limit_and_cool_off_come_from_the_settings(operators, settings):
+def test_a_lower_failure_limit_locks_sooner(operators, settings):
     settings.AXES_FAILURE_LIMIT = 2
     assert fail("adalovelace", times=2) == [200, 429]
 
