@@ -26,6 +26,7 @@ from .specdiff import endpoints_link_specs, spec_hosts_and_base_paths
 logger = logging.getLogger(__name__)
 
 MAX_SPEC_BYTES = 5 * 1024 * 1024
+SPEC_TOO_LARGE = "Spec file is larger than 5 MB."
 # Nodes of the parsed document counted with aliases expanded: YAML anchors can make a small file
 # expand enormously ("billion laughs"); a real spec of 5 MB is far below this.
 MAX_SPEC_NODES = 2_000_000
@@ -81,7 +82,7 @@ def _external_ref(document) -> str | None:
 def spec_parse(*, raw: bytes) -> ParsedSpec:
     """Parse and validate an uploaded file; raise a ZOD 400 (path ``file``) or 413 on failure."""
     if len(raw) > MAX_SPEC_BYTES:
-        raise PayloadTooLarge("Spec file is larger than 5 MB.")
+        raise PayloadTooLarge(SPEC_TOO_LARGE)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:

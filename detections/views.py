@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import PayloadTooLarge, validate
 from core.params import query_dict
 from core.scopes import Scope, requires_scope
+from core.uploads import BoundedUploadView
 
 from . import services, specs
 from core.openapi import CONFLICT, SUCCESS, TOTAL_COUNT_NOTE, UNAUTHORIZED, VALIDATION, json_string
@@ -23,7 +23,7 @@ from .serializers import (
 
 ALERT_NOT_FOUND = json_string("Alert does not exist.", description="Unknown or malformed alert id.")
 SPEC_NOT_FOUND = json_string("Spec does not exist.", description="No spec with this name.")
-TOO_LARGE = json_string("Spec file is larger than 5 MB.", description="The file is over 5 MB.")
+TOO_LARGE = json_string(specs.SPEC_TOO_LARGE, description="The file is over 5 MB.")
 
 
 class AlertsView(APIView):
@@ -105,14 +105,20 @@ def _upload(request) -> tuple[str | None, bytes]:
     body = validate(SpecUploadSerializer(data=request.data))
     upload = body["file"]
     if upload.size > specs.MAX_SPEC_BYTES:
-        raise PayloadTooLarge("Spec file is larger than 5 MB.")
+        raise PayloadTooLarge(specs.SPEC_TOO_LARGE)
     return upload.name, upload.read()
 
 
-class SpecNewView(APIView):
-    """``POST /api/v1/spec/new``."""
+class SpecUploadView(BoundedUploadView):
+    """A spec route whose body is the multipart file part ``file`` (a urlencoded form cannot carry
+    it), read up to the 5 MB limit and no further (``413``)."""
 
-    parser_classes = [MultiPartParser]  # a urlencoded form cannot carry the file
+    upload_max_bytes = specs.MAX_SPEC_BYTES
+    upload_too_large = specs.SPEC_TOO_LARGE
+
+
+class SpecNewView(SpecUploadView):
+    """``POST /api/v1/spec/new``."""
 
     @requires_scope(Scope.ADMIN)
     @extend_schema(
@@ -152,10 +158,8 @@ class SpecsView(APIView):
         return response
 
 
-class SpecView(APIView):
+class SpecView(SpecUploadView):
     """``GET`` / ``PUT`` / ``DELETE /api/v1/spec/{name}``."""
-
-    parser_classes = [MultiPartParser]  # a urlencoded form cannot carry the file
 
     @requires_scope(Scope.READ)
     @extend_schema(

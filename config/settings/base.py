@@ -5,18 +5,44 @@ checkout runs with nothing configured: an embedded SQLite database and an
 embedded (filesystem) Celery broker under ``var/``.  The other settings modules
 only override. Nothing else in the project reads ``os.environ``.
 """
+from datetime import timedelta
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(environ.Env().str("VAR_DIR", default=str(BASE_DIR / "var")))
 
 env = environ.Env()
 
+# --- Safe defaults: SECRET_KEY and DEBUG ------------------------------------
+# Setting SECRET_KEY in the environment says "this is a deployment": DEBUG then defaults to
+# off, also under the default (local) settings. With DEBUG off the development key, which is
+# public, is refused at start-up by every settings module (``secret_key_check``).
 DEV_SECRET_KEY = "dev-insecure-secret-key-change-me-0123456789abcdefghijklmnop"
+SECRET_KEY_FROM_ENV = "SECRET_KEY" in env.ENVIRON
 SECRET_KEY = env.str("SECRET_KEY", default=DEV_SECRET_KEY)
 DEBUG = env.bool("DEBUG", default=False)
+
+
+def secret_key_check(*, debug: bool, secret_key: str) -> None:
+    """Start-up guard, called by each settings module once its DEBUG is final.
+
+    Raises ``ImproperlyConfigured`` (the process does not start) when SECRET_KEY is empty, or
+    when DEBUG is off and SECRET_KEY is the development key: sessions, admin logins and the
+    at-rest encryption key derived from SECRET_KEY would then rest on a value anyone can read.
+    """
+    if not secret_key:
+        raise ImproperlyConfigured("SECRET_KEY is set but empty. Set it to a long random value.")
+    if not debug and secret_key == DEV_SECRET_KEY:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is the development key, which is public: it is refused when DEBUG is off. "
+            "Set SECRET_KEY to a long random value "
+            "(python -c 'import secrets; print(secrets.token_urlsafe(50))'), "
+            "or set DEBUG=true for development."
+        )
+
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -245,6 +271,34 @@ TRACE_RETENTION_DAYS = env.int("TRACE_RETENTION_DAYS", default=7)
 # INVENTORY_COUNT_CACHE_SECONDS (0 turns the cache off). See inventory/counts.py.
 INVENTORY_COUNT_CACHE_SECONDS = env.int("INVENTORY_COUNT_CACHE_SECONDS", default=30)
 INVENTORY_COUNT_CACHE_MIN_MS = env.float("INVENTORY_COUNT_CACHE_MIN_MS", default=5.0)
+
+# --- Admin login throttling (django-axes) ------------------------------------
+# ADMIN_LOGIN_FAILURE_LIMIT failed admin logins for one username from one client address lock
+# that pair out for ADMIN_LOGIN_COOLOFF_MINUTES (python manage.py axes_reset lifts every lock).
+# The API's key authentication is no login: it never counts here and is never locked out.
+ADMIN_LOGIN_FAILURE_LIMIT = env.int("ADMIN_LOGIN_FAILURE_LIMIT", default=5)
+ADMIN_LOGIN_COOLOFF_MINUTES = env.int("ADMIN_LOGIN_COOLOFF_MINUTES", default=15)
+# Reverse proxies in front of the service whose X-Forwarded-For entries are believed; 0: the
+# header is ignored and the connecting address is the client's (core/admin_login.py).
+ADMIN_LOGIN_TRUSTED_PROXIES = env.int("ADMIN_LOGIN_TRUSTED_PROXIES", default=0)
+if ADMIN_LOGIN_FAILURE_LIMIT < 1 or ADMIN_LOGIN_COOLOFF_MINUTES < 1 or ADMIN_LOGIN_TRUSTED_PROXIES < 0:
+    raise ImproperlyConfigured(
+        "ADMIN_LOGIN_FAILURE_LIMIT and ADMIN_LOGIN_COOLOFF_MINUTES must be at least 1, "
+        "ADMIN_LOGIN_TRUSTED_PROXIES at least 0."
+    )
+INSTALLED_APPS.append("axes")
+MIDDLEWARE.append("axes.middleware.AxesMiddleware")  # last, as django-axes requires
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = ADMIN_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=ADMIN_LOGIN_COOLOFF_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True  # a successful login forgets the failures before it
+# The cool-off runs from the lock: attempts during it are refused without extending it.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_CLIENT_IP_CALLABLE = "core.admin_login.client_ip"
+AXES_LOCKOUT_CALLABLE = "core.admin_login.lockout_response"
+# Masked in django-axes' log lines and stored attempts (the password always is).
+AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "csrfmiddlewaretoken"]
 
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
 LOGGING = {

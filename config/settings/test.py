@@ -4,7 +4,7 @@
 or Redis db number lets two suites run side by side); SQLite is never used.
 """
 from .base import *  # noqa: F403
-from .base import env
+from .base import env, secret_key_check
 
 DATABASES = {
     "default": env.db_url("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/apiscope"),
@@ -17,6 +17,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_BROKER_TRANSPORT = "config.broker:Transport"
 
 DEBUG = False
+# A key of the test suite's own: test settings run with DEBUG off, where the development key is refused.
+SECRET_KEY = env.str("SECRET_KEY", default="test-only-secret-key-never-deployed-0123456789abcdefghijkl")
+secret_key_check(debug=DEBUG, secret_key=SECRET_KEY)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=True)
 STORAGES = {

@@ -34,6 +34,7 @@ MAX_DETAIL_TRACES = 100
 USAGE_DAYS = 30
 AGG_DAYS = 30
 GRAPHQL_SCHEMA_MAX_BYTES = 5 * 1024 * 1024
+GRAPHQL_SCHEMA_TOO_LARGE = "GraphQL schema larger than 5 MB."
 ENDPOINT_ORDER = (F("risk_rank").desc(), F("last_active").desc(nulls_last=True), "uuid")
 
 
@@ -280,7 +281,7 @@ def endpoint_graphql_schema_set(*, endpoint_id: str, upload) -> Endpoint:
     """
     endpoint = endpoint_get(endpoint_id=endpoint_id)
     if upload.size > GRAPHQL_SCHEMA_MAX_BYTES:
-        raise PayloadTooLarge("GraphQL schema larger than 5 MB.")
+        raise PayloadTooLarge(GRAPHQL_SCHEMA_TOO_LARGE)
     if not endpoint.is_graphql:
         raise ApiError("Endpoint is not a GraphQL endpoint.")
     raw = upload.read(GRAPHQL_SCHEMA_MAX_BYTES + 1)

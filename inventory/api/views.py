@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, OpenApiResponse, extend_schema
-from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import validate
 from core.params import query_validated
 from core.scopes import Scope, requires_scope
+from core.uploads import BoundedUploadView
 
 from . import merge, render, serializers as s, services
 from core.openapi import ENDPOINT_NOT_FOUND, DeleteBodyAutoSchema, SUCCESS, TOTAL_COUNT_NOTE, VALIDATION, json_string
@@ -190,10 +190,12 @@ class EndpointUpdatePathsView(APIView):
         return Response(s.EndpointListItemSerializer(endpoints, many=True).data)
 
 
-class EndpointGraphQlSchemaView(APIView):
-    """``PUT`` and ``DELETE /endpoint/{id}/graphql-schema``."""
+class EndpointGraphQlSchemaView(BoundedUploadView):
+    """``PUT`` and ``DELETE /endpoint/{id}/graphql-schema``: multipart only (a urlencoded form cannot
+    carry the file), read up to the 5 MB limit and no further (``413``)."""
 
-    parser_classes = [MultiPartParser]  # a urlencoded form cannot carry the file
+    upload_max_bytes = services.GRAPHQL_SCHEMA_MAX_BYTES
+    upload_too_large = services.GRAPHQL_SCHEMA_TOO_LARGE
 
     @requires_scope(Scope.ADMIN)
     @extend_schema(
@@ -208,7 +210,7 @@ class EndpointGraphQlSchemaView(APIView):
                 description="Not a GraphQL endpoint, or a missing, non-UTF-8 or invalid SDL file (validation body).",
             ),
             404: ENDPOINT_NOT_FOUND,
-            413: json_string("GraphQL schema larger than 5 MB.", description="The file is over 5 MB."),
+            413: json_string(services.GRAPHQL_SCHEMA_TOO_LARGE, description="The file is over 5 MB."),
         },
         description="Upload the endpoint's GraphQL schema (SDL) as the multipart file part `file`.",
         tags=ENDPOINT_TAGS,

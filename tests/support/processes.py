@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
@@ -57,36 +57,77 @@ def process_env(**overrides: str) -> dict[str, str]:
 
 
 @dataclass
-class Worker:
-    """One ``celery worker`` process group (the parent and its pool children)."""
+class ProcessGroup:
+    """One child process group (the parent and its children, in a session of their own) and its log."""
 
     process: subprocess.Popen
     log_path: str
-    queues: list[str]
     done: bool = False
 
     def log(self) -> str:
         return Path(self.log_path).read_text(errors="replace")
 
+    def _signal(self, signum: int) -> None:
+        try:
+            os.killpg(self.process.pid, signum)
+        except ProcessLookupError:  # the whole group has exited already
+            pass
+
     def kill(self) -> None:
         """SIGKILL the whole group: no warm shutdown, no message handed back, no attempt recorded."""
         if not self.done:
-            os.killpg(self.process.pid, signal.SIGKILL)
+            self._signal(signal.SIGKILL)
             self.process.wait()
             self.done = True
 
     def stop(self) -> None:
         """Warm shutdown (SIGTERM), SIGKILL after 20 s; the log file is removed."""
         if not self.done:
-            os.killpg(self.process.pid, signal.SIGTERM)
+            self._signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
+                self._signal(signal.SIGKILL)
                 self.process.wait()
             self.done = True
         if os.path.exists(self.log_path):
             os.unlink(self.log_path)
+
+
+@dataclass
+class Worker(ProcessGroup):
+    """One ``celery worker`` process group (the parent and its pool children)."""
+
+    queues: list[str] = field(default_factory=list)
+
+
+def spawn(argv: list[str], env: dict[str, str], *, log_prefix: str) -> tuple[subprocess.Popen, str]:
+    """Start ``argv`` in the project root, in a session of its own, its output to a new log file;
+    return the process and the log's path."""
+    log = tempfile.NamedTemporaryFile(prefix=log_prefix, suffix=".log", delete=False)
+    log.close()
+    with open(log.name, "w") as out:
+        process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+    return process, log.name
+
+
+def wait_started(group: ProcessGroup, ready, *, what: str, interval: float = 0.05) -> None:
+    """Wait up to 60 s for ``ready()``. If the process exits first, or is not ready in time (or
+    anything else goes wrong), stop the group and raise, with its log."""
+    try:
+        wait_for(lambda: group.process.poll() is not None or ready(), timeout=60, interval=interval)
+    except AssertionError:
+        output = group.log()
+        group.stop()
+        raise AssertionError(f"{what} not ready within 60 s:\n{output}") from None
+    except BaseException:
+        group.stop()
+        raise
+    if group.process.poll() is not None:
+        output = group.log()
+        group.stop()
+        raise RuntimeError(f"{what} exited:\n{output}")
 
 
 def start_worker(*queues: str, pool: str = "prefork", concurrency: int = 1, **env: str) -> Worker:
@@ -95,23 +136,12 @@ def start_worker(*queues: str, pool: str = "prefork", concurrency: int = 1, **en
     ``env`` overrides the child's environment (e.g. ``REDIS_URL`` of a broker of the test's own).
     """
     queues = queues or ("celery",)
-    log = tempfile.NamedTemporaryFile(prefix="celery-worker-", suffix=".log", delete=False)
-    log.close()
-    with open(log.name, "w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", pool, "-c", str(concurrency),
-             "-Q", ",".join(queues), "-n", f"test-{uuid.uuid4().hex[:8]}@%h", "--without-gossip",
-             "--without-mingle", "--without-heartbeat", "-l", "INFO"],
-            cwd=ROOT, env=process_env(**env), stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    worker = Worker(process, log.name, list(queues))
-    try:
-        wait_for(lambda: "ready." in worker.log() or process.poll() is not None, timeout=60)
-    except AssertionError:
-        worker.stop()
-        raise
-    if process.poll() is not None:
-        output = worker.log()
-        worker.stop()
-        raise RuntimeError(f"celery worker exited:\n{output}")
+    process, log_path = spawn(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", pool, "-c", str(concurrency),
+         "-Q", ",".join(queues), "-n", f"test-{uuid.uuid4().hex[:8]}@%h", "--without-gossip",
+         "--without-mingle", "--without-heartbeat", "-l", "INFO"],
+        process_env(**env), log_prefix="celery-worker-",
+    )
+    worker = Worker(process, log_path, queues=list(queues))
+    wait_started(worker, lambda: "ready." in worker.log(), what="celery worker")
     return worker
