@@ -19,6 +19,8 @@ CELERY_BROKER_TRANSPORT = "config.broker:Transport"
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=True)
+# Test targets listen on 127.0.0.1; tests of the guard override this.
+TESTING_ALLOWED_TARGETS = env.list("TESTING_ALLOWED_TARGETS", default=["127.0.0.1", "::1"])
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
