@@ -50,7 +50,8 @@ class TestingEnvironmentForm(forms.ModelForm):
             self.add_error("extra", "Expected an object of name: value.")
             return cleaned
         wire.update(extra)
-        serializer = GlobalEnvSerializer(data=wire)
+        # Operators may store {{env.NAME}} (read by run_security_tests only); the API refuses it.
+        serializer = GlobalEnvSerializer(data=wire, context={"allow_env_placeholders": True})
         if not serializer.is_valid():
             for wire_name, errors in serializer.errors.items():
                 field = _WIRE_TO_FORM.get(wire_name, "extra" if wire_name != "non_field_errors" else None)
