@@ -186,6 +186,8 @@ def address_refusal(address: str | IpAddress) -> str | None:
         inner = address_refusal(embedded)
         if inner:
             return f"an IPv6 form of {embedded} ({inner})"
+        if ip in _NAT64[0]:  # the well-known NAT64 prefix (inside ::/8) reaching a public IPv4 address
+            return None
     for network, reason in _IPV4_REFUSED if ip.version == 4 else _IPV6_REFUSED:
         if ip in network:
             return reason

@@ -103,16 +103,22 @@ def _endpoint(what: str, host: str | None, port: int) -> Protected:
     return Protected(what, port, tuple(ipaddress.ip_network(ip) for ip in ips), name=host.lower())
 
 
-def service_endpoints() -> list[Protected]:
-    """The service's own database(s) and broker, from settings (SQLite and file brokers have no address)."""
+def service_endpoints(*, databases: dict | None = None, broker_urls: list[tuple[str, str]] | None = None,
+                      ) -> list[Protected]:
+    """The service's own database(s) and broker: ``settings.DATABASES``, ``CELERY_BROKER_URL`` and
+    ``REDIS_URL`` unless given. SQLite and file brokers have no address."""
+    if databases is None:
+        databases = settings.DATABASES
+    if broker_urls is None:
+        broker_urls = [("broker", getattr(settings, "CELERY_BROKER_URL", "")), ("Redis", settings.REDIS_URL)]
     found: list[Protected] = []
-    for alias, db in settings.DATABASES.items():
+    for alias, db in databases.items():
         if db.get("ENGINE", "").endswith("sqlite3"):
             continue
         engine = db.get("ENGINE", "").rsplit(".", 1)[-1]
         port = int(db.get("PORT") or _DEFAULT_PORTS.get(engine, 5432))
         found.append(_endpoint(f"database ({alias})", db.get("HOST"), port))
-    for what, url in (("broker", getattr(settings, "CELERY_BROKER_URL", "")), ("Redis", settings.REDIS_URL)):
+    for what, url in broker_urls:
         for one in (url or "").split(";"):
             parts = urlsplit(one.strip())
             if parts.scheme in _DEFAULT_PORTS:
