@@ -50,13 +50,6 @@ def same_key(settings):
 
 
 @pytest.fixture
-def receiver():
-    target = RawReceiver()
-    yield target
-    target.stop()
-
-
-@pytest.fixture
 def search(seeded_transactional_db):
     return endpoint_from_traffic(host="shop.test", method="GET", path="/api/search", query={"q": "ali"})
 

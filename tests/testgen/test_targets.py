@@ -28,27 +28,6 @@ PROBE = {"id": "t", "name": "probe", "endpoint": "/probe", "method": "GET", "tem
 
 
 @pytest.fixture
-def receiver():
-    target = RawReceiver()
-    yield target
-    target.stop()
-
-
-@pytest.fixture
-def connects(monkeypatch) -> list:
-    """Every address a socket of this process tries to connect to."""
-    seen: list = []
-    real = socket.socket.connect
-
-    def connect(sock, address):
-        seen.append(address[0])
-        return real(sock, address)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    return seen
-
-
-@pytest.fixture
 def dns(monkeypatch) -> dict:
     """Names this test resolves itself: name -> list of addresses (one answer per call, the last repeats)."""
     answers: dict[str, list[str]] = {}
@@ -134,13 +113,13 @@ class TestRefusedTargets:
         ("http://[fd12::1]:{port}", "is a private (unique local) address"),
         ("http://0.0.0.0:{port}", "is an unspecified address"),
     ])
-    def test_a_refused_base_url_sends_nothing_at_all(self, receiver, connects, base_url, reason):
+    def test_a_refused_base_url_sends_nothing_at_all(self, receiver, connections, base_url, reason):
         url = base_url.format(port=receiver.port)
         with pytest.raises(TargetRefused) as refused:
             tests_run(tests=[PROBE], environment=environment(url), guard=guard())
         assert reason.format(port=receiver.port) in str(refused.value)
         assert "TESTING_ALLOWED_TARGETS" in str(refused.value)
-        assert (receiver.connections, connects) == (0, [])
+        assert (receiver.connections, connections) == (0, [])
 
     def test_a_listed_target_is_tested(self, receiver):
         results = tests_run(tests=[PROBE], environment=environment(f"http://127.0.0.1:{receiver.port}"),
@@ -158,38 +137,38 @@ class TestRefusedTargets:
     @pytest.mark.parametrize("base_url", ["http://127.0.0.1:5432", "http://localhost:5432", "http://[::1]:5432",
                                           "http://127.0.0.2:5432", "http://[::ffff:127.0.0.1]:5432",
                                           "http://[64:ff9b::7f00:1]:5432", "http://0.0.0.0:5432"])
-    def test_the_own_database_is_refused_even_when_listed(self, connects, base_url):
+    def test_the_own_database_is_refused_even_when_listed(self, connections, base_url):
         with pytest.raises(TargetRefused, match="is this service's own database \\(default\\); it is never tested"):
             tests_run(tests=[PROBE], environment=environment(base_url),
                       guard=guard("localhost", "127.0.0.0/8", "::/0", "0.0.0.0/0"))
-        assert connects == []
+        assert connections == []
 
-    def test_the_own_broker_is_refused_even_when_listed(self, receiver, connects):
+    def test_the_own_broker_is_refused_even_when_listed(self, receiver, connections):
         # The broker stands at the receiver's address and port: not one byte reaches it.
         brokers = [("broker", f"redis://127.0.0.1:{receiver.port}/3")]
         with pytest.raises(TargetRefused, match="own broker"):
             tests_run(tests=[PROBE], environment=environment(f"http://localhost:{receiver.port}"),
                       guard=guard("localhost", "127.0.0.1", brokers=brokers))
-        assert (receiver.connections, connects) == (0, [])
+        assert (receiver.connections, connections) == (0, [])
 
-    def test_a_request_to_a_refused_target_stops_the_run_before_it_is_sent(self, receiver, connects):
+    def test_a_request_to_a_refused_target_stops_the_run_before_it_is_sent(self, receiver, connections):
         # baseUrl is fine; one request of the second test points at the metadata service.
         sneaky = {**PROBE, "id": "t2", "requests": [{"description": "m", "url": "http://169.254.169.254/latest"}]}
         with pytest.raises(TargetRefused, match="cloud metadata"):
             tests_run(tests=[PROBE, sneaky], environment=environment(f"http://127.0.0.1:{receiver.port}"),
                       guard=guard("127.0.0.1"))
-        assert receiver.connections == 3 and "169.254.169.254" not in connects
+        assert receiver.connections == 3 and "169.254.169.254" not in connections
 
-    def test_a_name_is_resolved_once_per_run_and_connected_to_as_vetted(self, receiver, dns, connects):
+    def test_a_name_is_resolved_once_per_run_and_connected_to_as_vetted(self, receiver, dns, connections):
         # A rebinding name: vetted as 127.0.0.1 (listed), then it would answer the metadata address.
         dns["rebind.test"] = ["127.0.0.1", "169.254.169.254"]
         results = tests_run(tests=[PROBE, PROBE], environment=environment(f"http://rebind.test:{receiver.port}"),
                             guard=guard("127.0.0.1"))
         assert [r.outcome for r in results] == ["PASSED", "PASSED"]
         assert dns["__calls__"] == ["rebind.test"]
-        assert set(connects) == {"127.0.0.1"} and receiver.connections == 6
+        assert set(connections) == {"127.0.0.1"} and receiver.connections == 6
 
-    def test_redirects_are_answers_never_followed(self, connects):
+    def test_redirects_are_answers_never_followed(self, connections):
         elsewhere = RawReceiver()
         redirecting = RawReceiver(status=302, location=f"http://127.0.0.1:{elsewhere.port}/admin")
         try:
