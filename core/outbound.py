@@ -205,7 +205,7 @@ def address_is_private(address: str) -> bool:
 
 # --- resolution and connection -------------------------------------------------------------
 
-def addresses_resolve(host: str, port: int, timeout: float | None) -> list[Address]:
+def addresses_resolve(host: str, port: int | None, timeout: float | None) -> list[Address]:
     """getaddrinfo with a deadline (the lookup itself cannot be interrupted; we stop waiting).
 
     Returns the distinct addresses in the resolver's order. Raises ``TimeoutError`` or

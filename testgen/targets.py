@@ -8,9 +8,10 @@
   the address connected to (``10.0.0.0/8``; ``::ffff:a.b.c.d`` counts as ``a.b.c.d``, every other
   IPv6 form must be listed as IPv6, e.g. ``64:ff9b::/96``).
 * The service's own database and broker — address **and** port, from ``DATABASES``,
-  ``CELERY_BROKER_URL`` and ``REDIS_URL`` — are refused even when listed. A loopback, empty or
-  socket host covers every loopback (and unspecified) address at that port; names are resolved;
-  IPv6 forms embedding a protected IPv4 address are protected too.
+  ``CELERY_BROKER_URL`` and ``REDIS_URL`` — are refused even when listed. Names are resolved; a
+  host on this machine (loopback, empty or socket host, or one of this host's own addresses)
+  covers every loopback and unspecified address and this host's own addresses at that port; IPv6
+  forms embedding a protected IPv4 address are protected too.
 
 A :class:`TargetGuard` lives for one run: each host:port is resolved and vetted once, and every
 request of the run connects to those very addresses (``testgen.client``), so a DNS answer that
@@ -21,6 +22,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
+import socket
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -89,17 +91,28 @@ class Protected:
     name: str | None = None
 
 
-def _endpoint(what: str, host: str | None, port: int) -> Protected:
+def _this_host() -> tuple:
+    """Loopback and unspecified networks, and the addresses this host's name resolves to (best effort):
+    a server on this machine may listen on all of them."""
+    try:
+        own = {ip_normalize(a[3][0]) for a in addresses_resolve(socket.gethostname(), None, RESOLVE_TIMEOUT_S)}
+    except (TargetError, TimeoutError, OSError):
+        own = set()
+    return _LOOPBACK + tuple(ipaddress.ip_network(ip) for ip in own if not ip.is_loopback)
+
+
+def _endpoint(what: str, host: str | None, port: int, this_host: tuple) -> Protected:
     host = (host or "").strip("[]")
-    if not host or host.startswith("/"):  # a Unix socket: every loopback address at that port stands for it
-        return Protected(what, port, _LOOPBACK)
+    if not host or host.startswith("/"):  # a Unix socket: the server runs on this machine
+        return Protected(what, port, this_host)
     try:
         ips = {ip_normalize(a[3][0]) for a in addresses_resolve(host, port, RESOLVE_TIMEOUT_S)}
     except (TargetError, TimeoutError):
         logger.warning("The %s host cannot be resolved here; only its name is protected", what)
         return Protected(what, port, name=host.lower())
-    if any(ip.is_loopback or ip.is_unspecified for ip in ips):
-        return Protected(what, port, _LOOPBACK)
+    if any(ip.is_loopback or ip.is_unspecified or any(ip in net for net in this_host if net.version == ip.version)
+           for ip in ips):
+        return Protected(what, port, this_host + tuple(ipaddress.ip_network(ip) for ip in ips), name=host.lower())
     return Protected(what, port, tuple(ipaddress.ip_network(ip) for ip in ips), name=host.lower())
 
 
@@ -112,17 +125,18 @@ def service_endpoints(*, databases: dict | None = None, broker_urls: list[tuple[
     if broker_urls is None:
         broker_urls = [("broker", getattr(settings, "CELERY_BROKER_URL", "")), ("Redis", settings.REDIS_URL)]
     found: list[Protected] = []
+    this_host = _this_host()
     for alias, db in databases.items():
         if db.get("ENGINE", "").endswith("sqlite3"):
             continue
         engine = db.get("ENGINE", "").rsplit(".", 1)[-1]
         port = int(db.get("PORT") or _DEFAULT_PORTS.get(engine, 5432))
-        found.append(_endpoint(f"database ({alias})", db.get("HOST"), port))
+        found.append(_endpoint(f"database ({alias})", db.get("HOST"), port, this_host))
     for what, url in broker_urls:
         for one in (url or "").split(";"):
             parts = urlsplit(one.strip())
             if parts.scheme in _DEFAULT_PORTS:
-                found.append(_endpoint(what, parts.hostname, parts.port or _DEFAULT_PORTS[parts.scheme]))
+                found.append(_endpoint(what, parts.hostname, parts.port or _DEFAULT_PORTS[parts.scheme], this_host))
     return found
 
 

@@ -80,6 +80,17 @@ class TestPolicy:
         for address in ("127.0.0.1", "127.0.0.53", "::1", "0.0.0.0"):
             assert any(ipaddress.ip_address(address) in net for net in db.networks), address
 
+    @pytest.mark.parametrize("db_host", ["", "127.0.0.1", "10.9.8.7"])
+    def test_a_database_on_this_machine_is_protected_on_every_address_of_the_machine(self, dns, db_host):
+        # A server on this machine may listen on all its addresses: loopback and its own ones.
+        dns[socket.gethostname()] = ["10.9.8.7"]
+        [db] = service_endpoints(databases={"default": {"ENGINE": "x.postgresql", "HOST": db_host, "PORT": "5432"}},
+                                 broker_urls=[])
+        for address in ("127.0.0.1", "::1", "10.9.8.7"):
+            with pytest.raises(TargetRefused, match="own database"):
+                TargetGuard(AllowedTargets.parse(["0.0.0.0/0", "::/0"]), [db]).vet(
+                    target_parse(f"http://[{address}]:5432/" if ":" in address else f"http://{address}:5432/"))
+
     def test_brokers_are_protected_at_their_port_and_files_and_sqlite_have_no_address(self, dns):
         dns["redis.internal"] = ["10.0.0.7"]
         found = service_endpoints(
