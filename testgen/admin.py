@@ -20,7 +20,8 @@ class TestingEnvironmentForm(forms.ModelForm):
     auth_token = forms.CharField(
         required=False, strip=False, widget=forms.PasswordInput(render_value=False),
         help_text="Sent as the credential header value, e.g. 'Bearer eyJ…'. Stored encrypted. "
-                  "Leave empty to keep the current token.",
+                  "Leave empty to keep the current token. {{env.NAME}} is read only by run_security_tests, "
+                  "for names in TESTING_ENV_ALLOWLIST; runs started through the API fail on it.",
     )
     clear_auth_token = forms.BooleanField(required=False, help_text="Remove the stored token.")
 
