@@ -20,7 +20,8 @@ class TestingEnvironmentForm(forms.ModelForm):
     auth_token = forms.CharField(
         required=False, strip=False, widget=forms.PasswordInput(render_value=False),
         help_text="Sent as the credential header value, e.g. 'Bearer eyJ…'. Stored encrypted. "
-                  "Leave empty to keep the current token.",
+                  "Leave empty to keep the current token. {{env.NAME}} is read only by run_security_tests, "
+                  "for names in TESTING_ENV_ALLOWLIST; runs started through the API fail on it.",
     )
     clear_auth_token = forms.BooleanField(required=False, help_text="Remove the stored token.")
 
@@ -50,7 +51,8 @@ class TestingEnvironmentForm(forms.ModelForm):
             self.add_error("extra", "Expected an object of name: value.")
             return cleaned
         wire.update(extra)
-        serializer = GlobalEnvSerializer(data=wire)
+        # Operators may store {{env.NAME}} (read by run_security_tests only); the API refuses it.
+        serializer = GlobalEnvSerializer(data=wire, context={"allow_env_placeholders": True})
         if not serializer.is_valid():
             for wire_name, errors in serializer.errors.items():
                 field = _WIRE_TO_FORM.get(wire_name, "extra" if wire_name != "non_field_errors" else None)

@@ -4,17 +4,23 @@ Names:
 
 * ``{{baseUrl}}``, ``{{authToken}}``, ``{{testUserId}}`` and any extra key of the
   testing environment (``{{otherObjectId}}``...);
-* ``{{env.NAME}}``: the variable NAME of the runner's process environment;
+* ``{{env.NAME}}``: the variable NAME of the environment variables the caller hands over
+  (``run_security_tests`` hands over only the names in ``TESTING_ENV_ALLOWLIST``; runs
+  in the worker hand over none);
 * ``{{responses[i].status}}``, ``.duration`` (ms), ``.body`` (the text),
   ``.body.a.b[0].c`` (a value of the JSON body), ``.headers.Name``: the last answer
   to request ``i`` of the same test (0-based), for requests that depend on an
-  earlier answer and for assertions comparing answers.
+  earlier answer and for assertions comparing answers;
+* ``{{'{'}}``: the escape, one literal ``{``. :func:`literal` writes any text with it
+  so that the text resolves to itself and can never form a placeholder: every
+  value copied from traffic into a generated test goes through it.
 
 A string that is exactly one placeholder takes the placeholder's value with its
 type (a number stays a number in a JSON body); otherwise values are
-interpolated as text. Environment values may hold placeholders themselves (an
-``authToken`` of ``{{env.API_TOKEN}}``); they are resolved in turn, up to a
-depth of 5.
+interpolated as text, in one pass: a value put in (an answer's text, an
+environment value) is never scanned for placeholders again. Only environment
+values are resolved in turn (an ``authToken`` of ``Bearer {{env.API_TOKEN}}``),
+up to a depth of 5.
 """
 from __future__ import annotations
 
@@ -23,7 +29,11 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-PLACEHOLDER = re.compile(r"\{\{\s*([^{}]+?)\s*\}\}")
+# {{name}}, or the escape {{'{'}} standing for one literal "{".
+PLACEHOLDER = re.compile(r"\{\{\s*(?:(?P<escape>'\{')|(?P<name>[^{}]+?))\s*\}\}")
+ESCAPE = "{{'{'}}"
+# Any reference to an environment variable, resolvable or not (what the run policies look for).
+ENV_REFERENCE = re.compile(r"\{\{\s*env\.([^{}\s]*)")
 _RESPONSE_REF = re.compile(r"^responses\[(\d+)\](?:\.(status|duration|body|headers)(?:\.(.+))?)?$")
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 MISSING = object()
@@ -108,13 +118,17 @@ class Resolver:
         return value
 
     # --- values -----------------------------------------------------------------
+    def _replacement(self, match: re.Match, depth: int) -> Any:
+        return "{" if match.group("escape") else self.lookup(match.group("name"), depth)
+
     def resolve(self, value: Any, depth: int = 0) -> Any:
-        """``value`` with every placeholder replaced (recursively in lists and dict values)."""
+        """``value`` with every placeholder replaced (recursively in lists and dict values; keys are
+        left as they are). One pass: what a placeholder put in is not resolved again."""
         if isinstance(value, str):
             whole = PLACEHOLDER.fullmatch(value.strip()) if value.strip() == value else None
             if whole:
-                return self.lookup(whole.group(1), depth)
-            return PLACEHOLDER.sub(lambda m: _text(self.lookup(m.group(1), depth)), value)
+                return self._replacement(whole, depth)
+            return PLACEHOLDER.sub(lambda m: _text(self._replacement(m, depth)), value)
         if isinstance(value, list):
             return [self.resolve(v, depth) for v in value]
         if isinstance(value, dict):
@@ -126,8 +140,8 @@ class Resolver:
         missing: list[str] = []
         for text in _strings(value):
             for match in PLACEHOLDER.finditer(text):
-                name = match.group(1)
-                if _RESPONSE_REF.match(name):
+                name = match.group("name")
+                if name is None or _RESPONSE_REF.match(name):
                     continue
                 try:
                     self.lookup(name)
@@ -141,11 +155,60 @@ def response_reference(value: Any) -> int | None:
     """The request index when ``value`` is exactly a ``{{responses[i]...}}`` placeholder."""
     if isinstance(value, str):
         whole = PLACEHOLDER.fullmatch(value)
-        if whole:
-            match = _RESPONSE_REF.match(whole.group(1))
+        if whole and whole.group("name"):
+            match = _RESPONSE_REF.match(whole.group("name"))
             if match:
                 return int(match.group(1))
     return None
+
+
+def literal(text: str) -> str:
+    """``text`` written so that it resolves to exactly itself and forms no placeholder, whatever it
+    holds (``{{env.SECRET_KEY}}``, ``{{authToken}}``, an escape...): every ``{`` next to another
+    ``{`` or at either end is written as the escape ``{{'{'}}``. Ends count so that literals put
+    side by side, or next to template text, cannot join into a ``{{`` either."""
+    if "{" not in text:
+        return text
+    last = len(text) - 1
+    return "".join(
+        ESCAPE if ch == "{" and (i in (0, last) or text[i - 1] == "{" or text[i + 1] == "{") else ch
+        for i, ch in enumerate(text)
+    )
+
+
+def literal_text(text: str) -> str:
+    """``text`` with its escapes turned back into ``{`` (other placeholders left as they are)."""
+    return PLACEHOLDER.sub(lambda m: "{" if m.group("escape") else m.group(0), text)
+
+
+def literal_values(value: Any) -> Any:
+    """A copy of a JSON value whose strings (not keys) are :func:`literal`."""
+    if isinstance(value, str):
+        return literal(value)
+    if isinstance(value, list):
+        return [literal_values(v) for v in value]
+    if isinstance(value, dict):
+        return {k: literal_values(v) for k, v in value.items()}
+    return value
+
+
+def is_placeholder(text: str) -> bool:
+    """True when ``text`` is exactly one placeholder (the escape is text, not a placeholder)."""
+    whole = PLACEHOLDER.fullmatch(text)
+    return bool(whole and whole.group("name"))
+
+
+def env_references(value: Any) -> list[str]:
+    """``env.NAME`` of every environment-variable reference in the strings of ``value`` (dict
+    values, list items), in order, without repeats. Looser than resolution: ``{{ env.X``
+    without its closing braces counts too."""
+    names: list[str] = []
+    for text in _strings(value):
+        for match in ENV_REFERENCE.finditer(text):
+            name = f"env.{match.group(1)}"
+            if name not in names:
+                names.append(name)
+    return names
 
 
 def _strings(value: Any):

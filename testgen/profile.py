@@ -7,29 +7,39 @@ example body with redacted values replaced by plausible synthetic ones, the
 header that carried credentials, and the response fields. Profiles are built
 in bulk (:func:`profiles_load`): a fixed number of queries whatever the number
 of endpoints, so generating tests for a whole host stays cheap.
+
+Every string a profile holds that came from traffic (path segments, observed paths,
+query values, body values) is :func:`~testgen.placeholders.literal`: it resolves to
+itself, so nothing an API's users send can become a ``{{placeholder}}`` in a test.
 """
 from __future__ import annotations
 
-import copy
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl
 
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
 from classification.models import DataField
 from core.enums import DataSection
-from core.safejson import nested_deeper_than
 from inventory.models import ApiTrace, Endpoint, ObservedPath
 
-REDACTED = "[REDACTED]"
+from .examples import (
+    REDACTED,
+    body_from_fields,
+    body_parse,
+    field_type_for,
+    infer_type,
+    redacted_replaced,
+    scalar_leaves,
+    synthetic_value,
+)
+from .placeholders import literal, literal_values
+
 # Newest observed paths and traces read per endpoint.
 OBSERVED_PATHS_PER_ENDPOINT = 20
 TRACES_PER_ENDPOINT = 5
-MAX_EXAMPLE_DEPTH = 64
 # Header names that carry credentials, in the order we prefer them.
 CREDENTIAL_HEADERS = ("authorization", "x-api-key", "api-key", "apikey", "x-auth-token", "x-access-token", "cookie")
 CANONICAL_HEADER = {
@@ -48,7 +58,6 @@ _PARAM = re.compile(r"^\{[^/{}]+\}$")
 _INTEGER = re.compile(r"^-?\d+$")
 _NUMBER = re.compile(r"^-?\d+\.\d+$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-_INDEX = re.compile(r"\[(\d*)\]")
 
 
 @dataclass
@@ -141,141 +150,10 @@ def is_param_segment(segment: str) -> bool:
     return bool(_PARAM.match(segment))
 
 
-def infer_type(value: Any) -> str:
-    """The data type of an example value (strings that are numbers stay strings)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    return "string"
-
-
 def _segment_type(values: list[str]) -> str:
     if values and all(_INTEGER.match(v) for v in values):
         return "integer"
     return "string"
-
-
-# --- synthetic values ---------------------------------------------------------------
-
-_SYNTHETIC_BY_NAME = (
-    (re.compile(r"e-?mail", re.I), "apiscope.test@example.com"),
-    (re.compile(r"pass(word|wd)?|secret|pin$", re.I), "Apiscope-Test-Passw0rd!"),
-    (re.compile(r"token|api_?key|otp|code$", re.I), "apiscope-test-123456"),
-    (re.compile(r"phone|mobile", re.I), "+15555550100"),
-    (re.compile(r"url|website|link", re.I), "https://example.com/apiscope"),
-    (re.compile(r"dob|birth|date", re.I), "1990-01-01"),
-    (re.compile(r"user_?name|login", re.I), "apiscope-test-user"),
-    (re.compile(r"name", re.I), "Apiscope Test"),
-)
-
-
-def synthetic_value(name: str, data_type: str) -> Any:
-    """A plausible value for a field we saw but whose value we may not reuse (redacted)."""
-    leaf = re.split(r"[.\[\]]", name.rstrip("[]"))[-1] if name else ""
-    if data_type == "integer":
-        return 1
-    if data_type == "number":
-        return 1.5
-    if data_type == "boolean":
-        return True
-    if data_type == "null":
-        return None
-    if data_type == "object":
-        return {}
-    if data_type == "array":
-        return []
-    for pattern, value in _SYNTHETIC_BY_NAME:
-        if pattern.search(leaf):
-            return value
-    return "apiscope-test"
-
-
-def _sanitize(value: Any, name: str = "") -> Any:
-    """Replace redacted values in an example body (recursively) with synthetic ones."""
-    if isinstance(value, dict):
-        return {k: _sanitize(v, f"{name}.{k}" if name else str(k)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_sanitize(v, f"{name}[{i}]") for i, v in enumerate(value)]
-    if isinstance(value, str) and REDACTED in value:
-        return synthetic_value(name, "string")
-    return value
-
-
-# --- bodies -------------------------------------------------------------------------
-
-def _parse_body(text: str, content_type: str) -> tuple[Any, str | None]:
-    """An example body from a trace: (value, format) or (None, None) when unusable."""
-    text = (text or "").strip()
-    if not text:
-        return None, None
-    ctype = content_type.lower()
-    if "json" in ctype or text[:1] in "{[":
-        try:
-            value = json.loads(text)
-        except (ValueError, RecursionError):
-            if "json" in ctype:
-                return None, None
-        else:
-            # Examples are walked recursively (_sanitize, payload placement): deep nesting is unusable.
-            return (value, "json") if not nested_deeper_than(value, MAX_EXAMPLE_DEPTH) else (None, None)
-    if "x-www-form-urlencoded" in ctype or ("=" in text and " " not in text and "\n" not in text):
-        pairs = parse_qsl(text, keep_blank_values=True)
-        if pairs:
-            return dict(pairs), "form"
-    return text, "text"
-
-
-def _body_from_fields(fields: list[tuple[str, str]]) -> dict:
-    """Rebuild an example JSON object from request-body data paths and types."""
-    root: dict = {}
-    for data_path, data_type in sorted(fields):
-        parts = [p for p in re.split(r"\.(?![^\[]*\])", data_path) if p]
-        node: Any = root
-        for i, part in enumerate(parts):
-            is_last = i == len(parts) - 1
-            key, arrays = part.split("[", 1)[0], len(_INDEX.findall(part))
-            if not key:
-                break
-            if not isinstance(node, dict):
-                break
-            if arrays:
-                lst = node.setdefault(key, [])
-                if not isinstance(lst, list):
-                    break
-                if not lst:
-                    lst.append(synthetic_value(data_path, data_type) if is_last else {})
-                node = lst[0]
-            elif is_last:
-                node.setdefault(key, synthetic_value(data_path, data_type))
-            else:
-                node = node.setdefault(key, {})
-    return root
-
-
-def _leaves(value: Any, key: tuple = (), name: str = "") -> list[tuple[tuple, str, Any]]:
-    """Scalar leaves of a JSON value: (key path, display name, value)."""
-    if isinstance(value, dict):
-        out = []
-        for k, v in value.items():
-            out += _leaves(v, (*key, k), f"{name}.{k}" if name else str(k))
-        return out
-    if isinstance(value, list):
-        return _leaves(value[0], (*key, 0), f"{name}[0]") if value else []
-    return [(key, name, value)]
-
-
-def _field_type_for(name: str, types: dict[str, str]) -> str | None:
-    """The data-field type for a display path (``items[0].name`` is recorded as ``items[].name``)."""
-    return types.get(name) or types.get(_INDEX.sub("[]", name))
 
 
 # --- loading ------------------------------------------------------------------------
@@ -361,7 +239,8 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
         method=endpoint.method,
         path=endpoint.path,
         is_authenticated=endpoint.is_authenticated,
-        observed_paths=[p for p in concrete_paths if len(_split(p)) == len(pattern)],
+        observed_paths=["/".join(map(literal, p.split("/"))) for p in concrete_paths
+                        if len(_split(p)) == len(pattern)],
     )
 
     # Credentials: the first credential header (in preference order) seen in a trace.
@@ -384,7 +263,7 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
                 example=segments[-1], key=position,
             ))
         else:
-            segments.append(segment)
+            segments.append(literal(segment))
     profile.segments = segments
 
     # Field types from data fields.
@@ -409,7 +288,7 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
     for name, data_type in query_types.items():
         query.setdefault(name, str(synthetic_value(name, data_type)))
     profile.query = {
-        name: (str(synthetic_value(name, query_types.get(name, "string"))) if REDACTED in value else value)
+        name: literal(value if REDACTED not in value else str(synthetic_value(name, query_types.get(name, "string"))))
         for name, value in query.items()
     }
     profile.query_inputs = [
@@ -421,19 +300,19 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
     # Body: the newest parseable trace body, else one rebuilt from the data fields.
     if endpoint.method in ("POST", "PUT", "PATCH", "DELETE"):
         for trace in traces:
-            body, fmt = _parse_body(trace[3], _header(trace[2], "content-type") or body_content_type)
+            body, fmt = body_parse(trace[3], _header(trace[2], "content-type") or body_content_type)
             if fmt:
-                profile.body, profile.body_format = _sanitize(body), fmt
+                profile.body, profile.body_format = literal_values(redacted_replaced(body)), fmt
                 break
         if profile.body_format is None and body_types:
             if "x-www-form-urlencoded" in body_content_type:
                 profile.body = {p: str(synthetic_value(p, t)) for p, t in body_types.items()}
                 profile.body_format = "form"
             else:
-                profile.body, profile.body_format = _body_from_fields(list(body_types.items())), "json"
+                profile.body, profile.body_format = body_from_fields(list(body_types.items())), "json"
         if profile.body_format in ("json", "form"):
-            for key, name, value in _leaves(profile.body):
-                data_type = _field_type_for(name, body_types) or infer_type(value)
+            for key, name, value in scalar_leaves(profile.body):
+                data_type = field_type_for(name, body_types) or infer_type(value)
                 if data_type in ("object", "array"):
                     continue
                 profile.body_inputs.append(Input(location="body", name=name, data_type=data_type,
@@ -453,13 +332,3 @@ def _item_read_path(endpoint: Endpoint, pattern: list[str],
     if endpoint.method == "POST":
         return items.get(tuple(pattern))
     return None
-
-
-def body_with(body: Any, key: tuple, value: Any) -> Any:
-    """A copy of ``body`` with the leaf at ``key`` set to ``value``."""
-    result = copy.deepcopy(body)
-    node = result
-    for part in key[:-1]:
-        node = node[part]
-    node[key[-1]] = value
-    return result

@@ -10,10 +10,14 @@ How a TestConfig is run (see ``docs/testgen.md``):
   ``endpoint``) with ``method`` (default the test's), ``queryParams``, ``body``
   (JSON unless the Content-Type says form or the body is a string), and the
   environment's ``headers`` overridden by the request's, minus ``omitHeaders``;
-* the timeout of each request is its ``timeout`` (ms) or the environment's;
-  connection failures are retried ``retries`` times; redirects are not followed;
-  cookies are never carried from one request to the next; no credentials are
-  added from ``.netrc``;
+* every request goes through ``testgen.client`` to an address the run's
+  ``TargetGuard`` vetted (``testgen.targets``): a refused target raises
+  ``TargetRefused`` out of :func:`test_run` / :func:`tests_run` — the run stops,
+  and nothing was sent to that target;
+* the timeout of each request is its ``timeout`` (ms) or the environment's, for
+  the whole request; connection failures are retried ``retries`` times;
+  redirects are not followed; cookies are never carried from one request to the
+  next; nothing is taken from the process (proxies, ``.netrc``);
 * before anything is sent, every environment placeholder must have a value: a
   request marked ``optional`` is skipped when it lacks one, any other makes the
   test an ERROR. A request whose placeholders need an earlier answer that did not
@@ -31,19 +35,19 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from http.cookiejar import DefaultCookiePolicy
 from typing import Any
 from urllib.parse import urlencode
 
-import requests
 from requests.structures import CaseInsensitiveDict
 
-from .assertions import AssertionOutcome, AssertionResult, assertion_evaluate, validate_assertion
-from .placeholders import MISSING, Resolver, Unresolved
-from .services.environment import RunEnvironment
+from core.outbound import TargetError, TargetRefused
 
-USER_AGENT = "apiscope-security-tests/1"
-MAX_BODY_BYTES = 2 * 1024 * 1024
+from .assertions import AssertionOutcome, AssertionResult, assertion_evaluate, validate_assertion
+from .client import AnswerTimeout, ConnectionFailed, NotSent, TestClient
+from .placeholders import MISSING, Resolver, Unresolved, literal
+from .services.environment import RunEnvironment
+from .targets import TargetGuard
+
 MAX_REPEAT = 1000
 RETRY_BACKOFF_S = 0.2
 
@@ -113,20 +117,6 @@ class TestResult:
         return sum(len(r.exchanges) for r in self.requests)
 
 
-class _NoAuth(requests.auth.AuthBase):
-    """Keeps requests from adding credentials found in ``~/.netrc``."""
-
-    def __call__(self, request):
-        return request
-
-
-def _session() -> requests.Session:
-    session = requests.Session()
-    session.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))  # accept no cookie
-    session.headers = CaseInsensitiveDict({"User-Agent": USER_AGENT, "Accept": "*/*"})
-    return session
-
-
 def _invalid(test: Any) -> str | None:
     if not isinstance(test, dict):
         return "a test must be an object"
@@ -167,53 +157,37 @@ def _encode_body(body: Any, headers: CaseInsensitiveDict) -> bytes | None:
     return json.dumps(body).encode("utf-8")
 
 
-def _send(session: requests.Session, *, method: str, url: str, headers: CaseInsensitiveDict,
-          params: dict | None, data: bytes | None, timeout_ms: int, retries: int, verify: bool) -> Exchange:
-    timeout = max(timeout_ms, 1) / 1000
+def _send(client: TestClient, *, method: str, url: str, headers: CaseInsensitiveDict, params: dict | None,
+          data: bytes | None, timeout_ms: int, retries: int) -> Exchange:
     attempt = 0
     while True:
         started = time.perf_counter()
         try:
-            response = session.request(method, url, headers=headers, params=params, data=data, timeout=timeout,
-                                       allow_redirects=False, stream=True, verify=verify, auth=_NoAuth())
-            try:
-                chunks, size = [], 0
-                for chunk in response.iter_content(64 * 1024):
-                    chunks.append(chunk)
-                    size += len(chunk)
-                    if size >= MAX_BODY_BYTES:
-                        break
-                raw = b"".join(chunks)[:MAX_BODY_BYTES]
-            finally:
-                response.close()
-            duration = (time.perf_counter() - started) * 1000
-            encoding = response.encoding or "utf-8"
-            try:
-                text = raw.decode(encoding, errors="replace")
-            except LookupError:
-                text = raw.decode("utf-8", errors="replace")
-            return Exchange(method, url, response.status_code, CaseInsensitiveDict(response.headers), text, duration)
-        except (requests.ConnectionError, requests.Timeout) as exc:
-            duration = (time.perf_counter() - started) * 1000
-            read_timeout = isinstance(exc, requests.ReadTimeout) or (
-                isinstance(exc, requests.ConnectionError) and "Read timed out" in str(exc))
-            if read_timeout:
-                return Exchange(method, url, None, CaseInsensitiveDict(), "", duration,
-                                error=f"timed out after {timeout_ms} ms")
+            answer = client.send(method=method, url=url, headers=headers, params=params, data=data,
+                                 timeout_ms=timeout_ms)
+            return Exchange(method, url, answer.status, answer.headers, answer.text,
+                            (time.perf_counter() - started) * 1000)
+        except AnswerTimeout:
+            return Exchange(method, url, None, CaseInsensitiveDict(), "", (time.perf_counter() - started) * 1000,
+                            error=f"timed out after {timeout_ms} ms")
+        except ConnectionFailed as exc:
             if attempt < retries:
                 attempt += 1
                 time.sleep(RETRY_BACKOFF_S * attempt)
                 continue
-            return Exchange(method, url, None, CaseInsensitiveDict(), "", duration,
-                            error=f"connection failed ({type(exc).__name__})")
-        except requests.RequestException as exc:  # invalid URL, too many headers...
-            return Exchange(method, url, None, CaseInsensitiveDict(), "", 0.0,
-                            error=f"request not sent ({type(exc).__name__}: {str(exc)[:120]})")
+            return Exchange(method, url, None, CaseInsensitiveDict(), "", (time.perf_counter() - started) * 1000,
+                            error=f"connection failed ({exc})")
+        except NotSent as exc:
+            return Exchange(method, url, None, CaseInsensitiveDict(), "", 0.0, error=f"request not sent ({exc})")
 
 
 def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, str] | None = None,
-             verify_tls: bool = True) -> TestResult:
-    """Run one TestConfig against the environment (see the module docstring)."""
+             verify_tls: bool = True, client: TestClient | None = None) -> TestResult:
+    """Run one TestConfig against the environment (see the module docstring).
+
+    ``environ``: the only values ``{{env.NAME}}`` may take (the caller's policy decides which; none
+    by default). ``client``: the run's client (a new one on the settings' policy by default).
+    Raises ``TargetRefused`` when a request's target is refused (that request was not sent)."""
     started = time.perf_counter()
     result = TestResult(
         test_id=str(test.get("id", "")) if isinstance(test, dict) else "",
@@ -238,6 +212,11 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
         return None
 
     resolver = Resolver(environment.values, environ or {}, answer)
+    for record in records:  # the injected value as sent (a payload built from traffic holds escapes)
+        try:
+            record.payload = str(resolver.resolve(record.payload)) if record.payload else record.payload
+        except Unresolved:
+            pass
 
     # Every environment placeholder must have a value before anything is sent.
     env_headers = dict(environment.headers)
@@ -253,14 +232,10 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
             result.message = f"request {record.index} needs {{{{{missing[0]}}}}}, which is not set"
             return result
 
-    session = _session()
-    try:
-        for record, request in zip(records, test["requests"], strict=True):
-            if record.skipped:
-                continue
-            _run_request(session, test, request, record, resolver, environment, env_headers, verify_tls)
-    finally:
-        session.close()
+    client = client or TestClient(TargetGuard.from_settings(), verify_tls=verify_tls)
+    for record, request in zip(records, test["requests"], strict=True):
+        if not record.skipped:
+            _run_request(client, test, request, record, resolver, environment, env_headers)
 
     result.requests = records
     result.assertions = _evaluate_all(test, records, resolver)
@@ -272,7 +247,7 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
 test_run.__test__ = False
 
 
-def _run_request(session, test, request, record, resolver, environment, env_headers, verify_tls) -> None:
+def _run_request(client, test, request, record, resolver, environment, env_headers) -> None:
     skip = request.get("skipIfEquals")
     if isinstance(skip, list) and len(skip) == 2:
         try:
@@ -284,7 +259,7 @@ def _run_request(session, test, request, record, resolver, environment, env_head
             return
     try:
         method = str(resolver.resolve(request.get("method") or test["method"])).upper()
-        url = str(resolver.resolve(request.get("url") or "{{baseUrl}}" + test["endpoint"]))
+        url = str(resolver.resolve(request.get("url") or "{{baseUrl}}" + literal(test["endpoint"])))
         headers = CaseInsensitiveDict({k: str(v) for k, v in resolver.resolve(env_headers).items()})
         for name, value in resolver.resolve(request.get("headers") or {}).items():
             headers[name] = "" if value is None else str(value)
@@ -304,8 +279,8 @@ def _run_request(session, test, request, record, resolver, environment, env_head
         else environment.timeout_ms
     stop = {s for s in request.get("stopWhenStatus") or [] if isinstance(s, int)}
     for _ in range(request.get("repeat", 1)):
-        exchange = _send(session, method=method, url=url, headers=headers, params=params or None, data=data,
-                         timeout_ms=timeout_ms, retries=environment.retries, verify=verify_tls)
+        exchange = _send(client, method=method, url=url, headers=headers, params=params or None, data=data,
+                         timeout_ms=timeout_ms, retries=environment.retries)
         record.exchanges.append(exchange)
         if exchange.status in stop:
             break
@@ -346,11 +321,24 @@ def _outcome(result: TestResult) -> tuple[str, str]:
 
 
 def tests_run(*, tests: Iterable[dict], environment: RunEnvironment, environ: Mapping[str, str] | None = None,
-              verify_tls: bool = True, on_result: Callable[[int, TestResult], None] | None = None) -> list[TestResult]:
-    """Run tests one after the other; ``on_result(position, result)`` after each (progress)."""
+              verify_tls: bool = True, on_result: Callable[[int, TestResult], None] | None = None,
+              guard: TargetGuard | None = None) -> list[TestResult]:
+    """Run tests one after the other; ``on_result(position, result)`` after each (progress).
+
+    ``baseUrl`` is vetted before the first test: a refused one raises ``TargetRefused`` with
+    nothing sent at all (a name that does not resolve is left to each test, which then has no
+    answer). ``guard``: the run's policy (``TargetGuard.from_settings()`` by default), whose
+    vetted addresses every request of the run reuses."""
+    client = TestClient(guard or TargetGuard.from_settings(), verify_tls=verify_tls)
+    try:
+        client.guard.vet_url(environment.base_url)
+    except TargetRefused:
+        raise
+    except (TargetError, TimeoutError):
+        pass
     results = []
     for position, test in enumerate(tests, start=1):
-        result = test_run(test=test, environment=environment, environ=environ, verify_tls=verify_tls)
+        result = test_run(test=test, environment=environment, environ=environ, client=client)
         results.append(result)
         if on_result:
             on_result(position, result)

@@ -12,6 +12,7 @@ from core.enums import HttpMethod
 from core.masking import MaskedForReadKeys, evidence_masked, url_masked
 from detections.serializers import TimestampField
 
+from .placeholders import env_references
 from .services.environment import BUILTIN_KEYS
 from .templates import template_names, template_versions
 
@@ -169,8 +170,32 @@ class BaseUrlField(serializers.URLField):
         return super().to_internal_value(data).rstrip("/")
 
 
+ENV_PLACEHOLDER_REFUSED = (
+    "{{env.…}} cannot be set through the API: environment variables are read only by "
+    "manage.py run_security_tests, for the names in TESTING_ENV_ALLOWLIST (set such a value in the admin)."
+)
+
+
+def _env_placeholder_errors(data: dict) -> dict:
+    """Issues for every value (headers: every header value) that refers to an environment variable."""
+    errors: dict = {}
+    for key, value in data.items():
+        if key == "headers" and isinstance(value, dict):
+            nested = {name: [serializers.ErrorDetail(ENV_PLACEHOLDER_REFUSED, code="env_placeholder")]
+                      for name, header_value in value.items() if env_references(header_value)}
+            if nested:
+                errors[key] = nested
+        elif env_references(value):
+            errors[key] = [serializers.ErrorDetail(ENV_PLACEHOLDER_REFUSED, code="env_placeholder")]
+    return errors
+
+
 class GlobalEnvSerializer(serializers.Serializer):
-    """PUT /testing/global-env body: SPEC's keys plus extra string keys (custom placeholders)."""
+    """PUT /testing/global-env body: SPEC's keys plus extra string keys (custom placeholders).
+
+    No value may refer to an environment variable (``{{env.NAME}}``, DECISIONS §8) unless the
+    context says ``allow_env_placeholders`` (the operators' admin form).
+    """
 
     baseUrl = BaseUrlField(max_length=2048)
     authToken = StrictCharField(max_length=MAX_VALUE_LENGTH, required=False, allow_blank=True, trim_whitespace=False)
@@ -213,6 +238,9 @@ class GlobalEnvSerializer(serializers.Serializer):
         except serializers.ValidationError as exc:
             errors.update(exc.detail)
             values = {}
+        if not self.context.get("allow_env_placeholders"):
+            for key, issue in _env_placeholder_errors(data).items():
+                errors.setdefault(key, issue)
         if errors:
             raise serializers.ValidationError(errors)
         if values.get("authToken") == "":

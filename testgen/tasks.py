@@ -1,7 +1,6 @@
 """Celery entry points of the testgen app."""
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 
 from celery import shared_task
@@ -13,8 +12,8 @@ from .services.runs import test_run_execute, test_runs_sweep
 @shared_task(soft_time_limit=settings.TESTGEN_RUN_TIME_LIMIT, time_limit=settings.TESTGEN_RUN_TIME_LIMIT + 60)
 def test_run_execute_task(run_id: str) -> None:
     """Run a queued test run. Claiming is a conditional update, so a duplicate message is harmless.
-    ``{{env.NAME}}`` placeholders read this worker's process environment (DECISIONS §8)."""
-    test_run_execute(run_id=run_id, environ=dict(os.environ))
+    The worker's environment variables are never read: ``{{env.NAME}}`` fails such a run (DECISIONS §8)."""
+    test_run_execute(run_id=run_id)
 
 
 @shared_task

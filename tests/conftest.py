@@ -1,4 +1,6 @@
-"""Fixtures shared by the whole suite: real PostgreSQL (pytest-django) and API keys."""
+"""Fixtures shared by the whole suite: real PostgreSQL (pytest-django), API keys, outbound connections."""
+import socket
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -18,6 +20,20 @@ def client(api_key) -> APIClient:
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=api_key)
     return api
+
+
+@pytest.fixture
+def connections(monkeypatch):
+    """Addresses the process tries to open a TCP connection to (Python sockets)."""
+    attempts: list = []
+    real_connect = socket.socket.connect
+
+    def connect(sock, address):
+        attempts.append(address[0])
+        return real_connect(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    return attempts
 
 
 @pytest.fixture

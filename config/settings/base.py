@@ -253,6 +253,14 @@ TESTGEN_RATE_LIMIT_BURST = env.int("TESTGEN_RATE_LIMIT_BURST", default=50)
 TESTGEN_MAX_INPUTS = env.int("TESTGEN_MAX_INPUTS", default=10)
 # Longest a test run may take in the worker (seconds); a run still RUNNING past it is closed FAILED.
 TESTGEN_RUN_TIME_LIMIT = env.int("TESTGEN_RUN_TIME_LIMIT", default=3600)
+# Environment variables that {{env.NAME}} placeholders may read, only in runs of
+# manage.py run_security_tests (comma-separated names; none by default). Runs
+# started through the API never read any.
+TESTING_ENV_ALLOWLIST = env.list("TESTING_ENV_ALLOWLIST", default=[])
+# Loopback/private/link-local/metadata targets security tests may reach
+# (comma-separated host names and IPs/CIDRs; none by default). The service's own
+# database and broker stay refused even when listed (testgen.targets).
+TESTING_ALLOWED_TARGETS = env.list("TESTING_ALLOWED_TARGETS", default=[])
 # Ingestion backpressure: above this many traces waiting for analysis the
 # ingestion routes answer 503 with Retry-After.
 INGEST_MAX_BACKLOG = env.int("INGEST_MAX_BACKLOG", default=200_000)

@@ -22,6 +22,8 @@ SECRET_KEY = env.str("SECRET_KEY", default="test-only-secret-key-never-deployed-
 secret_key_check(debug=DEBUG, secret_key=SECRET_KEY)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=True)
+# Test targets listen on 127.0.0.1; tests of the guard override this.
+TESTING_ALLOWED_TARGETS = env.list("TESTING_ALLOWED_TARGETS", default=["127.0.0.1", "::1"])
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

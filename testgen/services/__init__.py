@@ -8,6 +8,7 @@ from .environment import (
     run_environment_load,
 )
 from .generation import NO_TEMPLATE, endpoint_find, test_generate, tests_generate_for_host
+from .run_policy import RunRefused
 from .runs import (
     NO_ENVIRONMENT,
     test_run_cli,
@@ -21,6 +22,7 @@ from .runs import (
 __all__ = [
     "NO_ENVIRONMENT",
     "NO_TEMPLATE",
+    "RunRefused",
     "test_run_cli",
     "test_run_execute",
     "test_run_record",

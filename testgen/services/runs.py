@@ -3,6 +3,10 @@
 Used by the API (``POST /testing/runs``: a run in the Celery worker) and by
 ``manage.py run_security_tests`` (a run in the command's process). Tests are
 sent outside any database transaction; results are written in one.
+
+Before anything is sent a run is checked (``run_policy``: which ``{{env.NAME}}`` it may
+read, none for API runs) and its ``baseUrl`` vetted (``testgen.targets``); a run that
+fails either, or whose requests reach a refused target, ends FAILED with the reason.
 """
 from __future__ import annotations
 
@@ -11,17 +15,21 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from functools import partial
 
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils import timezone
 
 from core.errors import ConflictError
 from core.logsafe import withheld
+from core.outbound import TargetRefused
 from inventory.models import Host
 
 from ..models import TestRun, TestRunResult
 from ..runner import TestResult, tests_run
 from .environment import AuthTokenUnreadable, RunEnvironment, run_environment_load
 from .generation import endpoint_find, test_generate, tests_generate_for_host
+from .run_policy import RunRefused, env_allowed, env_references_check
 
 logger = logging.getLogger(__name__)
 
@@ -88,9 +96,12 @@ def _run_enqueue(run_id: str) -> None:
         logger.warning("could not enqueue test run %s; the sweep will send it", run_id)
 
 
-def test_run_execute(*, run_id, environ: Mapping[str, str] | None = None) -> TestRun | None:
+def test_run_execute(*, run_id) -> TestRun | None:
     """Run a PENDING run (the worker's side). A second call for the same run does nothing
-    (the run is claimed with a conditional update); a run that is gone is ignored."""
+    (the run is claimed with a conditional update); a run that is gone is ignored.
+
+    No environment variable is ever read: a ``{{env.…}}`` reference fails the run before any
+    request, and so does a refused ``baseUrl`` (the run's ``error`` says why)."""
     claimed = TestRun.objects.filter(uuid=run_id, status=TestRun.Status.PENDING).update(
         status=TestRun.Status.RUNNING, started_at=timezone.now())
     if not claimed:
@@ -101,6 +112,11 @@ def test_run_execute(*, run_id, environ: Mapping[str, str] | None = None) -> Tes
         tests, not_generated = tests_collect(
             host=run.host or None, endpoint=run.endpoint or None, method=run.method or None,
             template_name=run.template_name or None, version=run.template_version)
+        env_references_check(environment=environment, tests=tests, allowlist=None)
+    except RunRefused as exc:
+        test_run_fail(run=run, error=str(exc))
+        logger.warning("Test run %s refused: it refers to environment variables", run.uuid)
+        return run
     except Exception as exc:  # the endpoint was deleted, the environment removed...
         message = getattr(exc, "body", None)
         test_run_fail(run=run, error=message if isinstance(message, str) else (
@@ -108,7 +124,11 @@ def test_run_execute(*, run_id, environ: Mapping[str, str] | None = None) -> Tes
         logger.info("Test run %s failed to start (%s)", run.uuid, type(exc).__name__)
         return run
     try:
-        results = tests_run(tests=tests, environment=environment, environ=environ)
+        results = tests_run(tests=tests, environment=environment, environ={})
+    except (TargetRefused, ImproperlyConfigured) as exc:
+        test_run_fail(run=run, error=str(exc))
+        logger.warning("Test run %s refused its target (%s)", run.uuid, type(exc).__name__)
+        return run
     except Exception as exc:
         logger.error("Test run %s stopped on an unexpected error", run.uuid, exc_info=withheld(exc))
         test_run_fail(run=run, error="The run stopped on an unexpected error.")
@@ -153,15 +173,24 @@ def test_run_record(*, run: TestRun, results: list[TestResult], not_generated: i
 def test_run_cli(*, environment: RunEnvironment, tests: list[dict], not_generated: int, options: dict,
                  environ: Mapping[str, str], verify_tls: bool,
                  on_result: Callable[[int, TestResult], None] | None = None) -> tuple[TestRun, list[TestResult]]:
-    """A run of the command: recorded like API runs (source CLI), run in this process."""
+    """A run of the command: recorded like API runs (source CLI), run in this process.
+
+    ``{{env.NAME}}`` reads ``environ`` for the names in ``TESTING_ENV_ALLOWLIST`` only. Raises
+    :class:`RunRefused` (the run recorded FAILED with the reason) for any other name, a refused
+    target or an invalid ``TESTING_ALLOWED_TARGETS``."""
     run = TestRun.objects.create(
         source=TestRun.Source.CLI, status=TestRun.Status.RUNNING, started_at=timezone.now(),
         host=options.get("host") or "", endpoint=options.get("endpoint") or "", method=options.get("method") or "",
         template_name=options.get("type") or "", template_version=options.get("template_version"),
         base_url=environment.base_url,
     )
-    results = tests_run(tests=tests, environment=environment, environ=environ, verify_tls=verify_tls,
-                        on_result=on_result)
+    try:
+        env_references_check(environment=environment, tests=tests, allowlist=settings.TESTING_ENV_ALLOWLIST)
+        results = tests_run(tests=tests, environment=environment, environ=env_allowed(environ),
+                            verify_tls=verify_tls, on_result=on_result)
+    except (RunRefused, TargetRefused, ImproperlyConfigured) as exc:
+        test_run_fail(run=run, error=str(exc))
+        raise RunRefused(str(exc)) from None
     return test_run_record(run=run, results=results, not_generated=not_generated), results
 
 

@@ -18,7 +18,9 @@ from urllib.parse import quote
 
 from django.conf import settings
 
-from ..profile import EndpointProfile, Input, body_with
+from ..examples import body_with
+from ..placeholders import is_placeholder, literal_text
+from ..profile import EndpointProfile, Input
 
 # uuid5 namespace of generated test ids: the same endpoint, template and version
 # always give the same test id.
@@ -104,11 +106,13 @@ def registry() -> dict[str, dict[int, SecurityTemplate]]:
 
 @lru_cache(maxsize=4096)
 def _segment(segment: str) -> str:
-    return segment if (segment.startswith("{{") and segment.endswith("}}")) else quote(segment, safe=_PATH_SAFE)
+    # Percent-encoding the text (escapes turned back into "{" first) leaves no brace in it.
+    return segment if is_placeholder(segment) else quote(literal_text(segment), safe=_PATH_SAFE)
 
 
 def path_url(segments: list[str]) -> str:
-    """``{{baseUrl}}`` followed by the segments, each percent-encoded unless it is a placeholder."""
+    """``{{baseUrl}}`` followed by the segments: a segment that is exactly one placeholder (a
+    template's ``{{testUserId}}``) as it is, any other percent-encoded as the text it stands for."""
     return "{{baseUrl}}/" + "/".join(_segment(str(s)) for s in segments)
 
 

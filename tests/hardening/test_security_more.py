@@ -103,20 +103,6 @@ def guard_on(settings):
     settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = False
 
 
-@pytest.fixture
-def connections(monkeypatch):
-    """Addresses the process tries to open a TCP connection to (Python sockets)."""
-    attempts: list = []
-    real_connect = socket.socket.connect
-
-    def connect(sock, address):
-        attempts.append(address[0])
-        return real_connect(sock, address)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    return attempts
-
-
 def url_issue(response) -> dict:
     assert response.status_code == 400, response.content
     [issue] = response.json()["err"]["issues"]

@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from tests.testgen.factories import endpoint_from_traffic
+from tests.testgen.receiver import RawReceiver
 from tests.testgen.target_app import RunningTarget, ShopApp
 
 SHOP = "shop.test"
@@ -49,6 +50,14 @@ def serve():
     yield start
     for target in running:
         target.stop()
+
+
+@pytest.fixture
+def receiver():
+    """A raw receiver on 127.0.0.1 recording every byte it gets (tests.testgen.receiver)."""
+    target = RawReceiver()
+    yield target
+    target.stop()
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from core.enums import DataSection
 from inventory.models import ApiTrace, ObservedPath
+from testgen.examples import infer_type
 from tests.factories import DataFieldFactory, EndpointFactory, HostFactory
 
 __all__ = ["ApiTraceFactory", "ObservedPathFactory", "endpoint_from_traffic"]
@@ -38,22 +39,6 @@ class ApiTraceFactory(factory.django.DjangoModelFactory):
     response_body = ""
 
 
-def _json_type(value) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if value is None:
-        return "null"
-    return "string"
-
-
 def _flatten(value, prefix=""):
     if isinstance(value, dict):
         for key, sub in value.items():
@@ -61,7 +46,7 @@ def _flatten(value, prefix=""):
     elif isinstance(value, list) and value:
         yield from _flatten(value[0], f"{prefix}[]")
     else:
-        yield prefix, _json_type(value)
+        yield prefix, infer_type(value)
 
 
 def endpoint_from_traffic(*, host: str, method: str, path: str, authenticated: bool = False,

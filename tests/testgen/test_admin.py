@@ -79,3 +79,13 @@ def test_runs_are_listed_with_their_results(admin_client):
     page = admin_client.get(f"/admin/testgen/testrun/{run.uuid}/change/")
     assert page.status_code == 200
     assert b"No payload comes back unescaped" in page.content
+
+
+def test_operators_may_store_environment_variable_placeholders_for_the_command(admin_client):
+    # The API refuses {{env.…}}; the admin (operators) may store it: only run_security_tests reads it,
+    # for TESTING_ENV_ALLOWLIST names, and runs started through the API fail on it.
+    response = admin_client.post(ADD, form(auth_token="Bearer {{env.API_TOKEN}}", headers='{"X-Env": "{{env.TENANT}}"}'))
+    assert response.status_code == 302
+    row = TestingEnvironment.objects.get()
+    assert (secret_decrypt(row.auth_token_encrypted), row.headers) == ("Bearer {{env.API_TOKEN}}",
+                                                                      {"X-Env": "{{env.TENANT}}"})

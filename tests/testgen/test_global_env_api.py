@@ -152,6 +152,27 @@ class TestValidation:
         zod_issues(client.put(URL, {"baseUrl": "http://api.test", "retries": 99}, format="json"))
         assert client.get(URL).json() == before
 
+    @pytest.mark.parametrize(("body", "path"), [
+        ({"authToken": "Bearer {{env.SECRET_KEY}}"}, ["authToken"]),
+        ({"authToken": "{{ env.API_TOKEN }}"}, ["authToken"]),
+        ({"headers": {"X-Tenant": "qa", "X-Leak": "{{env.DATABASE_URL}}"}}, ["headers", "X-Leak"]),
+        ({"otherObjectId": "id-{{env.FIELD_ENCRYPTION_KEY}}"}, ["otherObjectId"]),
+        ({"testUserId": "{{env.SECRET_KEY}}"}, ["testUserId"]),
+        ({"baseUrl": "http://{{env.SECRET_KEY}}.attacker.test"}, ["baseUrl"]),
+    ])
+    def test_environment_variable_placeholders_are_refused_and_change_nothing(self, client, body, path):
+        client.put(URL, FULL, format="json")
+        before = (client.get(URL).json(), TestingEnvironment.objects.values().get())
+        issues = zod_issues(client.put(URL, {**FULL, **body}, format="json"))
+        assert issues == [{"code": "custom", "path": path, "message": (
+            "{{env.…}} cannot be set through the API: environment variables are read only by "
+            "manage.py run_security_tests, for the names in TESTING_ENV_ALLOWLIST (set such a value in the admin).")}]
+        assert (client.get(URL).json(), TestingEnvironment.objects.values().get()) == before
+
+    def test_an_escaped_brace_is_no_environment_variable(self, client):
+        body = {"baseUrl": "http://api.test", "otherObjectId": "{{'{'}}{{'{'}}env.X}}"}
+        assert client.put(URL, body, format="json").status_code == 200
+
 
 class TestEncryptionKeys:
     def test_rotation_keeps_old_tokens_readable(self, client, settings):

@@ -15,7 +15,7 @@ from core.enums import HttpMethod
 from testgen.errors import TestEndpointNotFound
 from testgen.junit import junit_xml
 from testgen.runner import Outcome, TestResult
-from testgen.services import AuthTokenUnreadable, run_environment_load, test_run_cli, tests_collect
+from testgen.services import AuthTokenUnreadable, RunRefused, run_environment_load, test_run_cli, tests_collect
 from testgen.templates import template_names, template_versions
 
 MARK = {Outcome.PASSED: "PASS", Outcome.FAILED: "FAIL", Outcome.ERROR: "ERROR"}
@@ -66,10 +66,13 @@ class Command(BaseCommand):
             )
             self.stdout.flush()
 
-        # {{env.NAME}} placeholders read the process environment of this command (DECISIONS §8).
-        run, results = test_run_cli(environment=environment, tests=tests, not_generated=not_generated,
-                                    options=options, environ=dict(os.environ), verify_tls=not options["insecure"],
-                                    on_result=progress)
+        # {{env.NAME}} reads this command's environment, for the names in TESTING_ENV_ALLOWLIST only.
+        try:
+            run, results = test_run_cli(environment=environment, tests=tests, not_generated=not_generated,
+                                        options=options, environ=os.environ, verify_tls=not options["insecure"],
+                                        on_result=progress)
+        except RunRefused as exc:
+            raise CommandError(str(exc)) from exc
         self._table(results, not_generated)
         self.stdout.write(f"Recorded as test run {run.uuid} (GET /api/v1/testing/runs/{run.uuid})")
         if options.get("junit"):
