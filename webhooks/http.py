@@ -8,6 +8,8 @@ Guarantees:
   private, link-local, cloud metadata, shared, reserved, multicast, unspecified, and IPv6 forms
   embedding such an IPv4 address) is refused — at webhook creation (:func:`target_check`) and
   again at every send (:func:`post_json`), after DNS resolution;
+* the service's own database and broker (address and port, ``core.protected``) are refused at
+  creation and at every send even with the switch on: a webhook never talks to them;
 * the connection goes to the very address that was checked, with TLS verified against the URL's
   host name; one deadline covers name resolution, connect, TLS handshake, sending and reading.
 """
@@ -31,6 +33,7 @@ from core.outbound import (
     exchange,
     target_parse,
 )
+from core.protected import own_endpoints, protected_by
 
 __all__ = ["SendResult", "Target", "TargetError", "TargetRefused", "address_is_private", "post_json",
            "target_check", "target_parse"]
@@ -58,8 +61,16 @@ def _allow_private() -> bool:
     return bool(getattr(settings, "WEBHOOK_ALLOW_PRIVATE_TARGETS", False))
 
 
+def _refuse_own(target: Target, addresses: list[Address]) -> None:
+    for address in addresses:
+        own = protected_by(own_endpoints(), target.host, address[3][0], target.port)
+        if own is not None:
+            raise TargetRefused(f"{target.host}:{target.port} is this service's own {own.what}; refused.")
+
+
 def _checked_addresses(target: Target, timeout: float | None) -> list[Address]:
     addresses = addresses_resolve(target.host, target.port, timeout)
+    _refuse_own(target, addresses)
     # address_is_private is looked up in this module at call time (tests stand in for it).
     if not _allow_private() and any(address_is_private(a[3][0]) for a in addresses):
         raise TargetRefused(
@@ -70,15 +81,21 @@ def _checked_addresses(target: Target, timeout: float | None) -> list[Address]:
 
 
 def target_check(url: str) -> None:
-    """Creation-time check of a webhook URL: well-formed and, unless the switch is on, resolving only
-    to public addresses. Raises :class:`TargetError` / :class:`TargetRefused` with a user-facing message."""
+    """Creation-time check of a webhook URL: well-formed, never the service's own database or broker,
+    and, unless the switch is on, resolving only to public addresses. Raises :class:`TargetError` /
+    :class:`TargetRefused` with a user-facing message. With the switch on, a name that does not resolve
+    yet is accepted (it is checked again at every send)."""
     target = target_parse(url)
-    if _allow_private():
-        return
     try:
         _checked_addresses(target, timeout=5.0)
     except TimeoutError:
-        raise TargetError(f"Could not resolve host {target.host} in time.") from None
+        if not _allow_private():
+            raise TargetError(f"Could not resolve host {target.host} in time.") from None
+    except TargetRefused:
+        raise
+    except TargetError:
+        if not _allow_private():
+            raise
 
 
 def _message(exc: BaseException) -> str:

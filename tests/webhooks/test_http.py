@@ -56,6 +56,14 @@ def test_private_target_is_refused_at_send_without_the_switch(settings):
     assert result.error.startswith("Target refused: localhost resolves to a loopback")
 
 
+def test_the_services_own_broker_is_refused_at_send_even_with_the_switch(settings):
+    # A webhook row written around the API (admin, database) still never reaches Redis.
+    settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True
+    result = http.post_json("http://127.0.0.1:6379/hook", b"{}", headers={}, timeout=0.25)
+    assert result.status_code is None
+    assert result.error.startswith("Target refused: 127.0.0.1:6379 is this service's own broker")
+
+
 @pytest.fixture
 def slow_drip_server():
     """Answers one byte of the status line every 100 ms: each read succeeds within a per-read

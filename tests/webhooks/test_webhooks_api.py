@@ -111,6 +111,20 @@ class TestPrivateTargets:
         settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = False
         assert client.post("/api/v1/webhook", {"url": "https://93.184.215.14/hook"}, format="json").status_code == 201
 
+    @pytest.mark.parametrize("url", [
+        "http://127.0.0.1:5432/hook",        # the test database
+        "http://localhost:6379/hook",        # the test broker
+        "http://[::ffff:127.0.0.1]:6379/",   # the broker through an IPv4-mapped address
+    ])
+    def test_the_services_own_database_and_broker_are_refused_even_with_the_switch(self, client, settings, url):
+        settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True
+
+        [issue] = issues(client.post("/api/v1/webhook", {"url": url}, format="json"))
+
+        assert issue["path"] == ["url"]
+        assert "this service's own" in issue["message"]
+        assert Webhook.objects.count() == 0
+
     def test_update_to_a_private_target_is_refused_and_changes_nothing(self, client, settings):
         hook = Webhook.objects.create(url="https://93.184.215.14/hook")
         settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = False
