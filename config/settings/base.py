@@ -244,6 +244,13 @@ TRACE_RETENTION_DAYS = env.int("TRACE_RETENTION_DAYS", default=7)
 INVENTORY_COUNT_CACHE_SECONDS = env.int("INVENTORY_COUNT_CACHE_SECONDS", default=30)
 INVENTORY_COUNT_CACHE_MIN_MS = env.float("INVENTORY_COUNT_CACHE_MIN_MS", default=5.0)
 
+# --- Regular expressions written by users (core/userregex.py) ------------
+# Custom data classes' value/key regexes and uploaded OpenAPI specs' patterns run on
+# RE2 (linear time), or, for patterns RE2 refuses (lookaround, backreferences), on the
+# `regex` module with this timeout per search; every input is cut to this many characters.
+USER_REGEX_MAX_INPUT = env.int("USER_REGEX_MAX_INPUT", default=4096)
+USER_REGEX_TIMEOUT_MS = env.int("USER_REGEX_TIMEOUT_MS", default=20)
+
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
