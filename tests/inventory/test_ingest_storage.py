@@ -54,7 +54,8 @@ def test_credentials_are_never_stored_in_clear(ingest):
     trace = ApiTrace.objects.get(path="/api/login")
     assert trace.redacted is True
     headers = {h["name"]: h["value"] for h in trace.request_headers}
-    assert headers["Authorization"] == headers["Cookie"] == headers["X-Api-Key"] == "[REDACTED]"
+    assert headers["Authorization"] == "Basic [REDACTED]"  # the scheme word is kept (DECISIONS §4)
+    assert headers["Cookie"] == headers["X-Api-Key"] == "[REDACTED]"
     assert headers["Content-Type"] == "application/json"
     body = json.loads(trace.request_body)
     assert body == {"user": "alice", "password": "[REDACTED]", "nested": {"refresh_token": "[REDACTED]"},
@@ -69,7 +70,7 @@ def test_credentials_stay_redacted_with_full_trace_capture(ingest):
     ingest(raw_trace(path="/me", headers={"Authorization": "Bearer abcdefghijklmnopqrstu"},
                      response_body={"email": "alice@example.com", "api_token": "t-0123456789"}))
     trace = ApiTrace.objects.filter(path="/me").order_by("-created_at").first()
-    assert {h["name"]: h["value"] for h in trace.request_headers}["Authorization"] == "[REDACTED]"
+    assert {h["name"]: h["value"] for h in trace.request_headers}["Authorization"] == "Bearer [REDACTED]"
     body = json.loads(trace.response_body)
     assert body == {"email": "alice@example.com", "api_token": "[REDACTED]"}  # sensitive kept, credential not
 
