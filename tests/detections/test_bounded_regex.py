@@ -21,7 +21,7 @@ from detections.specdiff import spec_diff_candidates
 from detections.specs import spec_create
 from inventory.models import ApiTrace, Endpoint, IngestBatch
 from tests.factories import EndpointFactory, HostFactory
-from tests.inventory.ingest_support import raw_trace, send
+from tests.inventory.ingest_support import raw_trace, seeded_transactional_db, send  # noqa: F401 (fixture)
 from tests.support.processes import start_worker, wait_for
 
 pytestmark = pytest.mark.django_db
@@ -193,10 +193,3 @@ def test_a_real_worker_analyses_traffic_whose_spec_and_class_patterns_time_out(c
         assert user_regex(TIMES_OUT).ident in log and "SECRET-VALUE" not in log
     finally:
         worker.stop()
-
-
-@pytest.fixture
-def seeded_transactional_db(transactional_db):
-    from tests.conftest import seed_builtin_data_classes
-
-    seed_builtin_data_classes()
