@@ -28,6 +28,7 @@ from jsonschema import FormatChecker
 from jsonschema.exceptions import ValidationError
 from jsonschema.validators import extend
 
+from core.safejson import json_objects
 from core.userregex import count_skip, user_regex_compiles, user_regex_problem, user_regex_search
 
 # Keys whose values are data (examples, defaults, enumerations) or vendor extensions, not schemas.
@@ -119,16 +120,7 @@ def bounded_format_checker(*checkers: FormatChecker) -> FormatChecker:
 
 def uses_pattern_properties(document: Any) -> bool:
     """Whether any object of the document has a ``patternProperties`` object."""
-    stack = [document]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if isinstance(node.get("patternProperties"), dict):
-                return True
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return False
+    return any(isinstance(node.get("patternProperties"), dict) for node in json_objects(document))
 
 
 def spec_validator_class(document: dict) -> type:

@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.errors import ConflictError, NotFoundError, PayloadTooLarge, ZodError
-from core.safejson import NUL, has_nul
+from core.safejson import NUL, has_nul, json_objects
 from core.userregex import scope
 
 from .models import OpenApiSpec
@@ -67,16 +67,10 @@ def _count_nodes(document) -> None:
 
 
 def _external_ref(document) -> str | None:
-    stack = [document]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and not ref.startswith("#"):
-                return ref
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
+    for node in json_objects(document):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and not ref.startswith("#"):
+            return ref
     return None
 
 

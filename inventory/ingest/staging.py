@@ -44,10 +44,12 @@ def _scalar_text(value: object) -> str | None:
     return value if isinstance(value, str) else str(value)
 
 
-def _staged_param(name: str, value: str, classes: dict[str, list[str]]) -> None:
+def _staged_param(name: str, value: str, classes: dict[str, list[str]]) -> str:
+    """Record the credential classes of a URL credential's value in ``classes``; its redacted form."""
     found = _credential_detector().detect(name, value)
     if found:
         classes[name] = sorted(set(classes.get(name, ())) | found)
+    return REDACTED
 
 
 def _stage_query_string(path: str, classes: dict[str, list[str]]) -> str | None:
@@ -59,11 +61,26 @@ def _stage_query_string(path: str, classes: dict[str, list[str]]) -> str | None:
         return None
     staged = []
     for name, value in pairs:
-        if value and is_auth_param(name):
-            _staged_param(name, value, classes)
-            value = REDACTED
-        staged.append((name, value))
+        staged.append((name, _staged_param(name, value, classes) if value and is_auth_param(name) else value))
     return f"{head}?{urlencode(staged)}{hash_mark}{fragment}"
+
+
+def _redact_pairs(pairs: object, is_credential, redact) -> list | None:
+    """A copy of ``[{name, value}]`` whose credential items (``is_credential(name)``, non-empty value)
+    hold ``redact(name, value)``; None when there is none (or ``pairs`` is not a list)."""
+    if not isinstance(pairs, list):
+        return None
+    new_pairs = None
+    for index, item in enumerate(pairs):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        value = _scalar_text(item.get("value"))
+        if value is None or not is_credential(item["name"]):
+            continue
+        if new_pairs is None:
+            new_pairs = list(pairs)
+        new_pairs[index] = {**item, "value": redact(item["name"], value)}
+    return new_pairs
 
 
 def trace_stage(trace: dict) -> dict | None:
@@ -71,20 +88,9 @@ def trace_stage(trace: dict) -> dict | None:
     nothing to redact. The input is never modified."""
     request = trace.get("request") if isinstance(trace.get("request"), dict) else {}
     new_request = None
-    headers = request.get("headers")
-    if isinstance(headers, list):
-        new_headers = None
-        for index, item in enumerate(headers):
-            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-                continue
-            value = _scalar_text(item.get("value"))
-            if value is None or not is_auth_header(item["name"]):
-                continue
-            if new_headers is None:
-                new_headers = list(headers)
-            new_headers[index] = {**item, "value": credential_redact(item["name"], value)}
-        if new_headers is not None:
-            new_request = {**request, "headers": new_headers}
+    new_headers = _redact_pairs(request.get("headers"), is_auth_header, credential_redact)
+    if new_headers is not None:
+        new_request = {**request, "headers": new_headers}
     url = request.get("url")
     classes: dict[str, list[str]] = {}
     if isinstance(url, dict):
@@ -103,21 +109,10 @@ def trace_stage(trace: dict) -> dict | None:
 
 def _stage_url(url: dict, classes: dict[str, list[str]]) -> dict | None:
     new_url = None
-    parameters = url.get("parameters")
-    if isinstance(parameters, list):
-        new_parameters = None
-        for index, item in enumerate(parameters):
-            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-                continue
-            value = _scalar_text(item.get("value"))
-            if value is None or not is_auth_param(item["name"]):
-                continue
-            _staged_param(item["name"], value, classes)
-            if new_parameters is None:
-                new_parameters = list(parameters)
-            new_parameters[index] = {**item, "value": REDACTED}
-        if new_parameters is not None:
-            new_url = {**url, "parameters": new_parameters}
+    new_parameters = _redact_pairs(url.get("parameters"), is_auth_param,
+                                   lambda name, value: _staged_param(name, value, classes))
+    if new_parameters is not None:
+        new_url = {**url, "parameters": new_parameters}
     path = url.get("path")
     if isinstance(path, str) and "?" in path:
         new_path = _stage_query_string(path, classes)

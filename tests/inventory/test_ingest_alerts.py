@@ -7,20 +7,11 @@ from core.enums import AlertStatus
 from detections.models import Alert
 from inventory.models import Endpoint
 
-from .ingest_support import raw_trace, sample, send
+from .ingest_support import ingest, raw_trace, sample  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db
 
-V1 = "/api/v1/log-request/batch"
 AUTH = {"Authorization": "Bearer abcdefghijklmnopqrstuvwxyz"}
-
-
-@pytest.fixture
-def ingest(client, django_capture_on_commit_callbacks):
-    def _ingest(*traces, url=V1):
-        response = send(client, django_capture_on_commit_callbacks, url, list(traces))
-        assert response.status_code == 200, response.content
-    return _ingest
 
 
 def alerts(type_):

@@ -26,7 +26,7 @@ from inventory.tasks import analyze_batch_task, ingest_prune_task
 
 from tests.support.processes import start_worker, wait_for
 
-from .ingest_support import raw_trace, seeded_transactional_db, send  # noqa: F401 (fixture)
+from .ingest_support import ingest, raw_trace, seeded_transactional_db, stored_traces_text  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 
@@ -34,19 +34,6 @@ BATCH = "/api/v1/log-request/batch"
 TOKEN = "tok-Zq8Xv2Lr5Nw9Kp3Jh7Fd"
 BASIC = "Basic YWxpY2U6czNjcmV0LXBhc3N3b3Jk"  # alice:s3cret-password
 URL_KEY = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
-
-
-@pytest.fixture
-def ingest(client, django_capture_on_commit_callbacks):
-    def _ingest(*traces):
-        response = send(client, django_capture_on_commit_callbacks, BATCH, list(traces))
-        assert response.status_code == 200, response.content
-    return _ingest
-
-
-def stored_traces_text() -> str:
-    return json.dumps(list(ApiTrace.objects.values(
-        "path", "request_parameters", "request_headers", "request_body", "response_headers", "response_body")))
 
 
 def batch_rows_text() -> str:

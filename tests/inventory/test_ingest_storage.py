@@ -10,7 +10,8 @@ from inventory.ingest.pipeline import batch_analyze
 from inventory.models import ApiTrace, Endpoint, IngestBatch, ObservedPath, UsageDay, UsageMinute
 from inventory.tasks import analyze_batch_task
 
-from .ingest_support import raw_trace, sample, seeded_transactional_db, send  # noqa: F401 (fixture)
+from .ingest_support import ingest, raw_trace, sample, seeded_transactional_db  # noqa: F401 (fixtures)
+from .ingest_support import stored_traces_text as stored_text
 
 pytestmark = pytest.mark.django_db
 
@@ -18,19 +19,6 @@ V1 = "/api/v1/log-request/batch"
 
 SECRETS = ["Basic YWxpY2U6czNjcmV0", "session=9f8e7d6c5b4a", "key-live-0123456789", "hunter2-password",
            "tok-refresh-abcdef", "s3cr3t-client", "pw-in-query-123", "set-cookie-secret-value", "form-pass-999"]
-
-
-@pytest.fixture
-def ingest(client, django_capture_on_commit_callbacks):
-    def _ingest(*traces, url=V1):
-        response = send(client, django_capture_on_commit_callbacks, url, list(traces))
-        assert response.status_code == 200, response.content
-    return _ingest
-
-
-def stored_text() -> str:
-    return json.dumps(list(ApiTrace.objects.values(
-        "path", "request_parameters", "request_headers", "request_body", "response_headers", "response_body")))
 
 
 def test_credentials_are_never_stored_in_clear(ingest):
