@@ -47,6 +47,7 @@ _COUNTS = {"re2_compiled": 0, "regex_compiled": 0, "timeouts": 0, "suspended": 0
 _COUNTS_LOCK = threading.Lock()
 _scope: contextvars.ContextVar[str] = contextvars.ContextVar("user_regex_scope", default="")
 
+_UNANCHORED = None
 if re2 is not None:
     _RE2_OPTIONS = re2.Options()
     _RE2_OPTIONS.log_errors = False  # RE2 would print the refused pattern to stderr
