@@ -1,7 +1,6 @@
 """Data classes (what we detect) and data fields (where data was seen on an endpoint)."""
 from __future__ import annotations
 
-import re
 import uuid
 
 from django.core.exceptions import ValidationError
@@ -9,13 +8,16 @@ from django.db import models
 from django.utils import timezone
 
 from core.enums import DataSection, RiskScore
+from core.userregex import user_regex_problem
 
 
 def _validate_regex(value: str) -> None:
-    try:
-        re.compile(value)
-    except re.error as exc:
-        raise ValidationError(f"Invalid regular expression: {exc}") from exc
+    """The pattern must compile on one of the bounded engines detection runs it on (core.userregex)."""
+    problem = user_regex_problem(value)
+    if problem is not None:
+        shown = value if len(value) <= 100 else value[:100] + "…"
+        raise ValidationError(f"Invalid regular expression {shown!r}: {problem} "
+                              "(neither RE2 nor the regex module can compile it).")
 
 
 class DataClass(models.Model):

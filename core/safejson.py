@@ -11,7 +11,7 @@ Neither can exhaust the Python stack, whatever the input: ``strip_nul`` is itera
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 NUL = "\x00"
 # Deepest limit nested_deeper_than checks: its recursion stays far from Python's limit (1,000).
@@ -63,6 +63,18 @@ def _deeper(node: dict | list, budget: int) -> bool:
         if isinstance(child, (dict, list)) and _deeper(child, budget - 1):
             return True
     return False
+
+
+def json_objects(value: Any) -> Iterator[dict]:
+    """Every object (dict) in a JSON value, at any depth, without recursion."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            yield node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def has_nul(value: Any) -> bool:

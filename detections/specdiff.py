@@ -26,9 +26,11 @@ from urllib.parse import quote
 
 from core.enums import AlertType
 from core.logsafe import withheld
+from core.userregex import scope
 
 from .models import OpenApiSpec
 from .services import AlertCandidate
+from .specregex import additional_keys, bounded_format_checker, bounded_validator_class, uses_pattern_properties
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +64,7 @@ class CompiledSpec:
     base_paths: dict[str, list[str]]
     routes: list[Route]
     _validators: dict = field(default_factory=dict)
+    _pattern_properties: bool | None = None  # uses patternProperties anywhere (specregex)
 
     def route_for(self, *, host: str, path: str) -> Route | None:
         """The most specific path template matching ``path`` on ``host`` (base path stripped)."""
@@ -94,7 +97,10 @@ class CompiledSpec:
     def validator(self, pointer: list):
         key = tuple(pointer)
         if key not in self._validators:
-            self._validators[key] = _make_validator(self.spec, self.version, pointer)
+            if self._pattern_properties is None:
+                self._pattern_properties = uses_pattern_properties(self.spec)
+            self._validators[key] = _make_validator(self.spec, self.version, pointer,
+                                                    skip_unevaluated=self._pattern_properties)
         return self._validators[key]
 
 
@@ -190,7 +196,8 @@ def _deref(spec: dict, obj: Any, pointer: list, hops: int = 0) -> tuple[Any, lis
     return obj, pointer
 
 
-def _make_validator(spec: dict, version: str, pointer: list):
+def _make_validator(spec: dict, version: str, pointer: list, *, skip_unevaluated: bool):
+    """A validator of the schema at ``pointer``, its regex keywords on bounded engines (specregex)."""
     from openapi_schema_validator import (
         OAS30ReadValidator,
         OAS31Validator,
@@ -199,7 +206,6 @@ def _make_validator(spec: dict, version: str, pointer: list):
         oas31_format_checker,
         oas32_format_checker,
     )
-    from jsonschema import FormatChecker
     from referencing import Registry, Resource
     from referencing.jsonschema import DRAFT4, DRAFT202012
 
@@ -210,8 +216,8 @@ def _make_validator(spec: dict, version: str, pointer: list):
     else:
         cls, checker, dialect = OAS32Validator, oas32_format_checker, DRAFT202012
     # OpenAPI's own formats (int32, byte, ...) plus JSON Schema's (email, date-time, uuid, ipv4, ...).
-    combined = FormatChecker()
-    combined.checkers.update(checker.checkers)
+    combined = bounded_format_checker(checker)
+    cls = bounded_validator_class(cls, skip_unevaluated=skip_unevaluated)
     registry = Registry().with_resource(SPEC_URN, Resource.from_contents(spec, default_specification=dialect))
     ref = SPEC_URN + "#" + quote("/" + "/".join(_pointer_escape(t) for t in pointer), safe="/~")
     return cls({"$ref": ref}, registry=registry, format_checker=combined)
@@ -398,13 +404,6 @@ def _field_label(path) -> str:
 _SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 
 
-def _safe_search(pattern: str, text: str) -> bool:
-    try:
-        return re.search(pattern, text) is not None
-    except re.error:
-        return False
-
-
 def _problem(error) -> str | None:
     """A sentence fragment for one schema error, built from the schema, never from the data."""
     keyword, expected, instance = error.validator, error.validator_value, error.instance
@@ -420,12 +419,8 @@ def _problem(error) -> str | None:
         return f"is missing required property '{missing[0]}'" if missing else "is missing a required property"
     if keyword in ("additionalProperties", "unevaluatedProperties"):
         schema = error.schema if isinstance(error.schema, dict) else {}
-        documented = set(schema.get("properties") or {})
-        patterns = [p for p in (schema.get("patternProperties") or {}) if isinstance(p, str)]
-        extra = sorted(
-            k for k in (instance if isinstance(instance, dict) else {})
-            if isinstance(k, str) and k not in documented and not any(_safe_search(p, k) for p in patterns)
-        )
+        extra = sorted(k for k in additional_keys(instance if isinstance(instance, dict) else {}, schema)
+                       if isinstance(k, str))
         named = [k for k in extra if _SAFE_NAME.match(k)]
         return f"has undocumented property '{named[0]}'" if named else "has an undocumented property"
     if keyword in ("enum", "const"):
@@ -560,14 +555,15 @@ def _body_candidates(*, item: _Seen, spec: CompiledSpec, route: Route, where: st
     validator = spec.validator([*response_pointer, "content", media, "schema"])
     findings: dict[tuple, str] = {}
     try:
-        for error in validator.iter_errors(document):
-            problem = _problem(error)
-            if problem is None:
-                continue
-            label = _field_label(error.absolute_path)
-            findings.setdefault((label, problem), label)
-            if len(findings) >= 50:
-                break
+        with scope(f"OpenAPI spec {spec.id}"):  # names the spec in user-regex timeout log lines
+            for error in validator.iter_errors(document):
+                problem = _problem(error)
+                if problem is None:
+                    continue
+                label = _field_label(error.absolute_path)
+                findings.setdefault((label, problem), label)
+                if len(findings) >= 50:
+                    break
     except RecursionError:
         return []
     candidates = []

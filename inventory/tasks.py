@@ -55,5 +55,5 @@ def ingest_requeue_task() -> int:
 
 @shared_task
 def ingest_prune_task() -> dict:
-    """Beat: trace retention (7 days), usage minutes, observed paths, finished batches."""
+    """Beat: trace retention (7 days, observed raw paths too), usage minutes, finished batches."""
     return ingest_prune()

@@ -92,7 +92,8 @@ class _IngestView(APIView):
     def post(self, request):
         payload, body = _read_json(request)
         traces = traces_validate(payload, batch=self.batch, processed=self.processed)
-        # The validated body is stored as sent (validation does not change it): no re-serialisation.
+        # The validated body is stored as sent (no re-serialisation) unless a trace carries credentials
+        # of its own channel, which traces_accept redacts before storing (inventory.ingest.staging).
         traces_accept(traces=traces, processed=self.processed, traces_json=body if self.batch else b"[" + body + b"]")
         return Response("OK")
 

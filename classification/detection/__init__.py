@@ -1,4 +1,5 @@
-"""Sensitive-data detection: pure Python, no Django.
+"""Sensitive-data detection: pure Python, no Django (custom regexes run on ``core.userregex``'s
+bounded engines, which read their limits from Django settings when configured, else defaults).
 
 Public interface::
 

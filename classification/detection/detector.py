@@ -10,9 +10,10 @@ leading digit, and so on).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Iterable
+
+from core.userregex import UserRegex, UserRegexError, user_regex
 
 from . import validators as v
 from .builtins import BUILTIN_CLASSES, normalize_class_name
@@ -36,9 +37,6 @@ from .keys import (
 
 __all__ = ["CustomRule", "Detector"]
 
-# Custom value regexes see at most this much of a value: operator-written
-# patterns may backtrack badly, and this bounds the damage per field.
-_CUSTOM_SCAN_LIMIT = 4096
 # Integers this large (over 21 digits) are hashes or counters, not any class we
 # know; skipping them also avoids int->str conversion limits on absurd values.
 _MAX_INT_BITS = 70
@@ -69,12 +67,14 @@ def _has_session_cookie(s: str) -> bool:
 class CustomRule:
     """An operator-defined data class.
 
-    ``value_regex`` is searched (``re.search``) in string values and in the
-    decimal text of integers; ``key_regex`` is searched in the field name (the
-    last key of the path; ``None`` keys never match). A field belongs to the
-    class when *either* given pattern matches, which is how Metlo's agents
-    evaluate ``regex``/``keyRegex``, so the server and v2 agents agree. A rule
-    with neither pattern never matches. Booleans and nulls never match.
+    ``value_regex`` is searched in string values and in the decimal text of
+    integers; ``key_regex`` is searched in the field name (the last key of the
+    path; ``None`` keys never match). A field belongs to the class when
+    *either* given pattern matches, which is how Metlo's agents evaluate
+    ``regex``/``keyRegex``, so the server and v2 agents agree. A rule with
+    neither pattern never matches. Booleans and nulls never match. Patterns
+    run on the bounded engines of ``core.userregex`` (RE2, else ``regex`` with
+    a timeout, on capped input): a search that times out is no match.
     """
 
     name: str
@@ -131,15 +131,16 @@ class Detector:
         self._hinted_classes = self._dob or self._address or self._dl or self._passport or self._user_id
         self._regions: tuple[str, ...] = tuple(r.upper() for r in phone_regions)
 
-        compiled: list[tuple[str, re.Pattern[str] | None, re.Pattern[str] | None]] = []
+        # (name, value regex, key regex, label of the rule in the bounded engines' log lines)
+        compiled: list[tuple[str, UserRegex | None, UserRegex | None, str]] = []
         for rule in custom:
             try:
-                value_re = re.compile(rule.value_regex) if rule.value_regex else None
-                key_re = re.compile(rule.key_regex) if rule.key_regex else None
-            except re.error as exc:
+                value_re = user_regex(rule.value_regex) if rule.value_regex else None
+                key_re = user_regex(rule.key_regex) if rule.key_regex else None
+            except UserRegexError as exc:
                 raise ValueError(f"invalid regex in data class {rule.name!r}: {exc}") from exc
             if value_re is not None or key_re is not None:
-                compiled.append((rule.name, value_re, key_re))
+                compiled.append((rule.name, value_re, key_re, f"data class {rule.name}"))
         self._custom = tuple(compiled)
         self._custom_key_cache: dict[str, tuple[str, ...]] = {}
 
@@ -281,11 +282,11 @@ class Detector:
 
     def _detect_custom(self, key: str | None, text: str | None, out: set[str]) -> None:
         key_matches = self._custom_key_matches(key) if key and isinstance(key, str) else ()
-        for name, value_re, _ in self._custom:
+        for name, value_re, _, label in self._custom:
             if name in out:
                 continue
             if name in key_matches or (
-                value_re is not None and text is not None and value_re.search(text, 0, _CUSTOM_SCAN_LIMIT)
+                value_re is not None and text is not None and value_re.search(text, label)
             ):
                 out.add(name)
 
@@ -293,7 +294,8 @@ class Detector:
         cached = self._custom_key_cache.get(key)
         if cached is None:
             cached = tuple(
-                name for name, _, key_re in self._custom if key_re is not None and key_re.search(key)
+                name for name, _, key_re, label in self._custom
+                if key_re is not None and key_re.search(key, label) is True
             )
             if len(self._custom_key_cache) >= _KEY_CACHE_MAX:
                 # Keys are few in practice; a flood of unique keys just resets the cache.

@@ -308,6 +308,13 @@ AXES_LOCKOUT_CALLABLE = "core.admin_login.lockout_response"
 # Masked in django-axes' log lines and stored attempts (the password always is).
 AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "csrfmiddlewaretoken"]
 
+# --- Regular expressions written by users (core/userregex.py) ------------
+# Custom data classes' value/key regexes and uploaded OpenAPI specs' patterns run on
+# RE2 (linear time), or, for patterns RE2 refuses (lookaround, backreferences), on the
+# `regex` module with this timeout per search; every input is cut to this many characters.
+USER_REGEX_MAX_INPUT = env.int("USER_REGEX_MAX_INPUT", default=4096)
+USER_REGEX_TIMEOUT_MS = env.int("USER_REGEX_TIMEOUT_MS", default=20)
+
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,

@@ -20,10 +20,13 @@ from django.db import connection, transaction
 from django.db.models import Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+import orjson
 
 from core.errors import ServiceBusy
 from core.logsafe import withheld
 from inventory.models import IngestBatch
+
+from .staging import traces_stage
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +78,9 @@ def traces_accept(*, traces: list, processed: bool, traces_json: bytes | None = 
     ``traces_json``, when given, is ``traces`` as JSON text (the request body the
     routes parsed): on PostgreSQL it is stored as is, sparing a re-serialisation
     and client-side quoting of the largest value the route writes. The returned
-    row then has no ``traces`` loaded.
+    row then has no ``traces`` loaded. Either way the row holds the traces with
+    their credential channel redacted (``staging.traces_stage``; the JSON text
+    is re-serialised when a trace had one), never as received.
     """
     if not traces:
         return None
@@ -85,6 +90,9 @@ def traces_accept(*, traces: list, processed: bool, traces_json: bytes | None = 
                        settings.INGEST_MAX_BACKLOG, len(traces))
         raise ServiceBusy("Too many traces waiting for analysis, retry later.", retry_after=_retry_after(backlog))
     kind = IngestBatch.Kind.PROCESSED if processed else IngestBatch.Kind.RAW
+    staged = traces_stage(traces)  # the row never holds the credential channel in clear (staging.py)
+    if staged is not None:
+        traces, traces_json = staged, (orjson.dumps(staged) if traces_json is not None else None)
     with transaction.atomic():
         if traces_json is not None and connection.vendor == "postgresql":
             batch = _batch_insert_json(kind=kind, traces_json=traces_json, num_traces=len(traces))
@@ -134,14 +142,14 @@ def batches_requeue(*, older_than: timedelta, limit: int = 1000) -> int:
 def traces_ingest_now(*, traces: list, processed: bool = False, received_at=None) -> IngestBatch:
     """Store validated traces as a batch and analyse it in this process (commands, demo, benchmark).
 
-    The same path as the routes and the worker: an ``IngestBatch`` row, then
-    ``batch_analyze`` claims and analyses it. No backpressure check: the caller
-    is doing the work itself.
+    The same path as the routes and the worker: an ``IngestBatch`` row (credential
+    channel redacted, as the routes store it), then ``batch_analyze`` claims and
+    analyses it. No backpressure check: the caller is doing the work itself.
     """
     from .pipeline import batch_analyze
 
     batch = IngestBatch.objects.create(
-        kind=IngestBatch.Kind.PROCESSED if processed else IngestBatch.Kind.RAW, traces=traces,
+        kind=IngestBatch.Kind.PROCESSED if processed else IngestBatch.Kind.RAW, traces=traces_stage(traces) or traces,
         num_traces=len(traces), received_at=received_at or timezone.now(),
     )
     batch_analyze(batch_id=batch.id)

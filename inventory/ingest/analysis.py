@@ -205,9 +205,22 @@ def trace_analyze(
             if classes:
                 obs.classes.update(classes)
 
+    if trace.staged and analyse_request:
+        _staged_observations(trace, result, detections.config, false_positives)
     if trace.processed is not None:
         _processed_observations(trace, result, detections.config, false_positives, analyse_request)
     return result
+
+
+def _staged_observations(trace: Trace, result: TraceResult, config: ClassConfig, false_positives) -> None:
+    """Classes of credential values redacted when the batch was accepted (staging.py): the value is
+    ``[REDACTED]`` now, what it was is known from acceptance (a key in the URL is data, DECISIONS §5)."""
+    for key, names in trace.staged.items():
+        obs = result.fields.get(key)
+        classes = config.normalize(names) - false_positives.get(key, set())
+        if obs is not None and classes:
+            obs.classes.update(classes)
+            result.sensitive.add(key)
 
 
 def _processed_observations(trace: Trace, result: TraceResult, config: ClassConfig, false_positives, analyse_request):

@@ -4,7 +4,8 @@
   cap is applied by the pipeline as it stores them;
 * per-minute usage older than two days (``last1MinCnt`` needs the last minute;
   daily usage keeps 400 days);
-* observed raw paths beyond the newest 2,000 per endpoint (suggested-paths reads 2,000);
+* observed raw paths not seen within ``TRACE_RETENTION_DAYS`` (they are traffic, like traces),
+  and beyond the newest 2,000 per endpoint (suggested-paths reads 2,000);
 * DONE batches after an hour; FAILED ones after the trace retention.
 """
 from __future__ import annotations
@@ -36,6 +37,7 @@ def ingest_prune(*, now=None) -> dict[str, int]:
                                               processed_at__lt=now - timedelta(hours=1)).delete()[0]
         + IngestBatch.objects.filter(status=IngestBatch.Status.FAILED, received_at__lt=now - retention).delete()[0],
     }
+    counts["observed_paths_expired"] = ObservedPath.objects.filter(last_seen__lt=now - retention).delete()[0]
     crowded = list(
         ObservedPath.objects.values("endpoint_id").annotate(n=Window(RowNumber(), partition_by=[F("endpoint_id")],
                                                                      order_by=[F("last_seen").desc(), F("id").desc()]))

@@ -24,7 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.enums import DataSection
-from core.logsafe import error_where
+from core.logsafe import error_where, withheld
 from detections.services import alerts_raise
 from detections.specdiff import spec_diff_batch
 from inventory.counts import inventory_changed
@@ -204,8 +204,9 @@ def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bo
                 false_positives=fields.false_positives(endpoint.uuid, trace.status),
                 pattern=endpoint.path,
             )
-        except Exception:  # noqa: BLE001 - one odd trace must not fail (and block) its whole batch
-            logger.exception("trace %s of a batch could not be analysed; skipped", trace.index)
+        except Exception as exc:  # noqa: BLE001 - one odd trace must not fail (and block) its whole batch
+            # Withheld: the message may quote the trace's data (core.logsafe); type and stack are kept.
+            logger.error("trace %s of a batch could not be analysed; skipped", trace.index, exc_info=withheld(exc))
             outcome.skipped += 1
             continue
         fields.merge(endpoint.uuid, result)

@@ -1,10 +1,13 @@
 """What a stored ApiTrace holds: the trace with credentials and sensitive values replaced (DECISIONS §4).
 
-* Credentials are always ``"[REDACTED]"``: ``Authorization``, cookies, API-key
-  and token headers, and body fields, form fields and query parameters named
-  like password/secret/token/api_key (see ``credentials.py``); in free-text
-  bodies credential-looking substrings (``password=…``, Bearer tokens, JWTs,
-  known key formats) are replaced.
+* Credentials are always ``"[REDACTED]"``: ``Authorization`` (keeping a known
+  scheme word: ``Bearer [REDACTED]``), cookies, API-key and token headers, the
+  credential query parameters (``api_key``, ``key``, ``access_token``…) and
+  body fields, form fields and query parameters named like
+  password/secret/token/api_key (see ``credentials.py``; names compared
+  decoded: ``"\u0070assword"`` is ``password``); in free-text bodies
+  credential-looking substrings (``password=…``, Bearer tokens, JWTs, known key
+  formats) are replaced.
 * Unless the endpoint has full trace capture on, every value the analysis
   classified as sensitive is replaced too: query parameters, headers, body
   fields, path segments; a free-text body that carried sensitive data is
@@ -23,7 +26,14 @@ import orjson
 from core.enums import DataSection
 
 from .analysis import TraceResult
-from .credentials import REDACTED, is_credential_header, is_credential_name, scrub_text
+from .credentials import (
+    REDACTED,
+    credential_redact,
+    is_credential_header,
+    is_credential_name,
+    is_credential_param,
+    scrub_text,
+)
 
 MAX_STORED_BODY = 64 * 1024
 # Cheap pre-check on the raw text: no key can be a credential name (credentials.is_credential_name)
@@ -34,6 +44,8 @@ _CREDENTIAL_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "aut
 
 
 def _may_hold_credentials(text: str) -> bool:
+    if "\\u" in text or not text.isascii():
+        return True  # keys may spell a credential name once decoded (\u0070assword, ｐａｓｓｗｏｒｄ): walk
     lowered = text.lower()
     return any(hint in lowered for hint in _CREDENTIAL_HINTS)
 
@@ -164,7 +176,7 @@ def trace_redact(result: TraceResult, *, full_capture: bool) -> dict:
     query_sensitive = {p for s, p in result.sensitive if s == DataSection.REQUEST_QUERY} if not full_capture else set()
     params = []
     for name, value in trace.query:
-        if (is_credential_name(name) and value) or name in query_sensitive:
+        if (is_credential_param(name) and value) or name in query_sensitive:
             value, redacted = REDACTED, True
         params.append({"name": name, "value": value})
 
@@ -173,7 +185,9 @@ def trace_redact(result: TraceResult, *, full_capture: bool) -> dict:
         sensitive = {p for s, p in result.sensitive if s == section} if not full_capture else set()
         out = []
         for name, value in pairs:
-            if (is_credential_header(name) and value) or name.lower() in sensitive:
+            if is_credential_header(name) and value:
+                value, redacted = credential_redact(name, value), True
+            elif name.lower() in sensitive:
                 value, redacted = REDACTED, True
             out.append({"name": name, "value": value})
         return out

@@ -16,6 +16,7 @@ import orjson
 from core.enums import DataSection, SHORT_SECTION
 
 from .paths import address_normalize, host_normalize, host_scheme, path_normalize, pattern_renumber
+from .staging import staged_classes
 
 # Methods that make endpoints (SPEC's enum); other verbs are counted as skipped.
 METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
@@ -50,6 +51,8 @@ class Trace:
     graphql_hint: bool = False
     # meta.source as an IP address (first entry of an X-Forwarded-For list), if it is one.
     source_address: str | None = None
+    # Classes of credential values redacted at acceptance, by (section, name) (staging.py).
+    staged: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
     def header(self, name: str, *, response: bool = False) -> str | None:
         """The first value of a header (case-insensitive)."""
@@ -173,6 +176,7 @@ def trace_from_agent(raw: dict, index: int, *, processed: bool, received_at: dat
         resp_body=_text(response.get("body")),
         meta=meta,
         source_address=address_normalize(meta.get("source")),
+        staged=staged_classes(raw),
     )
     if processed:
         trace.processed = _processed(processed_raw)

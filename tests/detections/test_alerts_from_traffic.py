@@ -41,10 +41,8 @@ EXPECTED = {
         "A new endpoint has been detected for shop.example.com: /v1/search.",
         "A new endpoint has been detected for shop.example.com: /v1/customers/{param1}/orders.",
     },
-    "PII Data Detected": {
-        "Sensitive data of type email has been detected in field 'email' of Response Body.",
-        "Sensitive data of type authentication_token has been detected in field 'authorization' of Request Headers.",
-    },
+    # The Authorization header is the request's own credential channel: authentication, not data (DECISIONS §5).
+    "PII Data Detected": {"Sensitive data of type email has been detected in field 'email' of Response Body."},
     "Open API Spec Diff": {
         "Response body of GET /v1/pets/{param1} on shop.example.com (status 200) does not match OpenAPI spec "
         "'petstore': field 'id' is not of type integer.",

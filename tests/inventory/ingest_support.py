@@ -79,6 +79,24 @@ def send(client, captured, url: str, payload) -> object:
 
 
 @pytest.fixture
+def ingest(client, django_capture_on_commit_callbacks):
+    """``ingest(*traces, url=...)``: post raw traces to an ingestion route (200 asserted), then run the
+    analysis of what it enqueued (see :func:`send`)."""
+    def _ingest(*traces, url="/api/v1/log-request/batch"):
+        response = send(client, django_capture_on_commit_callbacks, url, list(traces))
+        assert response.status_code == 200, response.content
+    return _ingest
+
+
+def stored_traces_text() -> str:
+    """Every stored trace's path, parameters, headers and bodies as one JSON text (to search for values)."""
+    from inventory.models import ApiTrace
+
+    return json.dumps(list(ApiTrace.objects.values(
+        "path", "request_parameters", "request_headers", "request_body", "response_headers", "response_body")))
+
+
+@pytest.fixture
 def seeded_transactional_db(transactional_db):
     """For ``transaction=True`` tests: the built-in data classes (a previous flush may have removed them)."""
     from tests.conftest import seed_builtin_data_classes

@@ -10,7 +10,8 @@ from inventory.ingest.pipeline import batch_analyze
 from inventory.models import ApiTrace, Endpoint, IngestBatch, ObservedPath, UsageDay, UsageMinute
 from inventory.tasks import analyze_batch_task
 
-from .ingest_support import raw_trace, sample, seeded_transactional_db, send  # noqa: F401 (fixture)
+from .ingest_support import ingest, raw_trace, sample, seeded_transactional_db  # noqa: F401 (fixtures)
+from .ingest_support import stored_traces_text as stored_text
 
 pytestmark = pytest.mark.django_db
 
@@ -18,19 +19,6 @@ V1 = "/api/v1/log-request/batch"
 
 SECRETS = ["Basic YWxpY2U6czNjcmV0", "session=9f8e7d6c5b4a", "key-live-0123456789", "hunter2-password",
            "tok-refresh-abcdef", "s3cr3t-client", "pw-in-query-123", "set-cookie-secret-value", "form-pass-999"]
-
-
-@pytest.fixture
-def ingest(client, django_capture_on_commit_callbacks):
-    def _ingest(*traces, url=V1):
-        response = send(client, django_capture_on_commit_callbacks, url, list(traces))
-        assert response.status_code == 200, response.content
-    return _ingest
-
-
-def stored_text() -> str:
-    return json.dumps(list(ApiTrace.objects.values(
-        "path", "request_parameters", "request_headers", "request_body", "response_headers", "response_body")))
 
 
 def test_credentials_are_never_stored_in_clear(ingest):
@@ -54,7 +42,8 @@ def test_credentials_are_never_stored_in_clear(ingest):
     trace = ApiTrace.objects.get(path="/api/login")
     assert trace.redacted is True
     headers = {h["name"]: h["value"] for h in trace.request_headers}
-    assert headers["Authorization"] == headers["Cookie"] == headers["X-Api-Key"] == "[REDACTED]"
+    assert headers["Authorization"] == "Basic [REDACTED]"  # the scheme word is kept (DECISIONS §4)
+    assert headers["Cookie"] == headers["X-Api-Key"] == "[REDACTED]"
     assert headers["Content-Type"] == "application/json"
     body = json.loads(trace.request_body)
     assert body == {"user": "alice", "password": "[REDACTED]", "nested": {"refresh_token": "[REDACTED]"},
@@ -69,7 +58,7 @@ def test_credentials_stay_redacted_with_full_trace_capture(ingest):
     ingest(raw_trace(path="/me", headers={"Authorization": "Bearer abcdefghijklmnopqrstu"},
                      response_body={"email": "alice@example.com", "api_token": "t-0123456789"}))
     trace = ApiTrace.objects.filter(path="/me").order_by("-created_at").first()
-    assert {h["name"]: h["value"] for h in trace.request_headers}["Authorization"] == "[REDACTED]"
+    assert {h["name"]: h["value"] for h in trace.request_headers}["Authorization"] == "Bearer [REDACTED]"
     body = json.loads(trace.response_body)
     assert body == {"email": "alice@example.com", "api_token": "[REDACTED]"}  # sensitive kept, credential not
 

@@ -1,0 +1,151 @@
+"""What an accepted batch row holds: traces whose credential channel is already redacted.
+
+An ``IngestBatch`` row waits in PostgreSQL until a worker analyses it (seconds, or longer under a
+backlog or while workers are down). From the moment it is accepted it holds no credential of the
+request's own channel (DECISIONS §4, ``credentials.AUTH_HEADERS`` / ``AUTH_QUERY_PARAMS``):
+
+* credential headers (``Authorization``, ``Cookie``, ``X-API-Key``…) hold ``[REDACTED]``, keeping a
+  known scheme word (``Basic [REDACTED]``, ``Bearer [REDACTED]``): the worker still sees that the
+  request was authenticated, and that it used Basic authentication;
+* credential query parameters (``api_key``, ``key``, ``access_token``…), given as parameters or in
+  the URL's query string, hold ``[REDACTED]``. A credential in the URL is also *data* (DECISIONS
+  §5: ``api_key`` / ``authentication_token``): which of those two classes its value showed is
+  decided here and kept in the trace under :data:`STAGED_CLASSES`, for the worker's analysis;
+* user information in ``url.host`` (``https://user:password@host``) is dropped.
+
+Bodies and the response are left alone (the worker classifies them, and drops them from the row
+once analysed). The worker accepts :data:`STAGED_CLASSES` only from here: an agent's own is dropped.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from urllib.parse import parse_qsl, urlencode
+
+from core.enums import DataSection
+
+from .credentials import REDACTED, credential_redact, is_auth_header, is_auth_param
+
+STAGED_CLASSES = "apiscopeStagedClasses"
+# The built-in classes a credential of the URL can be (the detector's credential reading).
+CREDENTIAL_CLASSES = ("api_key", "authentication_token")
+
+
+@lru_cache(maxsize=1)
+def _credential_detector():
+    from classification.detection import Detector
+
+    return Detector(CREDENTIAL_CLASSES)
+
+
+def _scalar_text(value: object) -> str | None:
+    """A non-empty credential value as text; None for empty, null and false values (no credential)."""
+    if value is None or value is False or value == "":
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def _staged_param(name: str, value: str, classes: dict[str, list[str]]) -> str:
+    """Record the credential classes of a URL credential's value in ``classes``; its redacted form."""
+    found = _credential_detector().detect(name, value)
+    if found:
+        classes[name] = sorted(set(classes.get(name, ())) | found)
+    return REDACTED
+
+
+def _stage_query_string(path: str, classes: dict[str, list[str]]) -> str | None:
+    """``path`` with the credential parameters of its query string redacted; None when it has none."""
+    head, _, rest = path.partition("?")
+    query, hash_mark, fragment = rest.partition("#")
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if not any(value and is_auth_param(name) for name, value in pairs):
+        return None
+    staged = []
+    for name, value in pairs:
+        staged.append((name, _staged_param(name, value, classes) if value and is_auth_param(name) else value))
+    return f"{head}?{urlencode(staged)}{hash_mark}{fragment}"
+
+
+def _redact_pairs(pairs: object, is_credential, redact) -> list | None:
+    """A copy of ``[{name, value}]`` whose credential items (``is_credential(name)``, non-empty value)
+    hold ``redact(name, value)``; None when there is none (or ``pairs`` is not a list)."""
+    if not isinstance(pairs, list):
+        return None
+    new_pairs = None
+    for index, item in enumerate(pairs):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        value = _scalar_text(item.get("value"))
+        if value is None or not is_credential(item["name"]):
+            continue
+        if new_pairs is None:
+            new_pairs = list(pairs)
+        new_pairs[index] = {**item, "value": redact(item["name"], value)}
+    return new_pairs
+
+
+def trace_stage(trace: dict) -> dict | None:
+    """A copy of one validated trace with its credential channel redacted, or None when it has
+    nothing to redact. The input is never modified."""
+    request = trace.get("request") if isinstance(trace.get("request"), dict) else {}
+    new_request = None
+    new_headers = _redact_pairs(request.get("headers"), is_auth_header, credential_redact)
+    if new_headers is not None:
+        new_request = {**request, "headers": new_headers}
+    url = request.get("url")
+    classes: dict[str, list[str]] = {}
+    if isinstance(url, dict):
+        new_url = _stage_url(url, classes)
+        if new_url is not None:
+            new_request = {**(new_request or request), "url": new_url}
+    if new_request is None and not classes and STAGED_CLASSES not in trace:
+        return None
+    staged = {k: v for k, v in trace.items() if k != STAGED_CLASSES}
+    if new_request is not None:
+        staged["request"] = new_request
+    if classes:
+        staged[STAGED_CLASSES] = [[DataSection.REQUEST_QUERY.value, name, names] for name, names in classes.items()]
+    return staged
+
+
+def _stage_url(url: dict, classes: dict[str, list[str]]) -> dict | None:
+    new_url = None
+    new_parameters = _redact_pairs(url.get("parameters"), is_auth_param,
+                                   lambda name, value: _staged_param(name, value, classes))
+    if new_parameters is not None:
+        new_url = {**url, "parameters": new_parameters}
+    path = url.get("path")
+    if isinstance(path, str) and "?" in path:
+        new_path = _stage_query_string(path, classes)
+        if new_path is not None:
+            new_url = {**(new_url or url), "path": new_path}
+    host = url.get("host")
+    if isinstance(host, str) and "@" in host:
+        scheme, sep, rest = host.rpartition("://")
+        new_url = {**(new_url or url), "host": f"{scheme}{sep}{rest.rsplit('@', 1)[1]}"}
+    return new_url
+
+
+def traces_stage(traces: list) -> list | None:
+    """The traces as an ``IngestBatch`` row may hold them (see the module), or None when none of
+    them has anything to redact (the caller can store its JSON text as received)."""
+    staged = None
+    for index, trace in enumerate(traces):
+        new = trace_stage(trace) if isinstance(trace, dict) else None
+        if new is not None:
+            if staged is None:
+                staged = list(traces)
+            staged[index] = new
+    return staged
+
+
+def staged_classes(raw: dict) -> dict[tuple[str, str], list[str]]:
+    """The credential classes :func:`trace_stage` recorded in a stored trace, keyed (section, name)."""
+    out: dict[tuple[str, str], list[str]] = {}
+    entries = raw.get(STAGED_CLASSES)
+    if not isinstance(entries, list):
+        return out
+    for entry in entries:
+        if (isinstance(entry, list) and len(entry) == 3 and entry[0] == DataSection.REQUEST_QUERY
+                and isinstance(entry[1], str) and isinstance(entry[2], list)):
+            out[(entry[0], entry[1])] = [n for n in entry[2] if n in CREDENTIAL_CLASSES]
+    return out
