@@ -1,4 +1,8 @@
-"""The Celery application: worker and beat run trace analysis, webhook delivery and pruning."""
+"""The Celery application: worker and beat run trace analysis, webhook delivery and pruning.
+
+A worker started without ``-Q`` consumes every queue declared in ``CELERY_TASK_QUEUES``
+(``config.settings.base``).
+"""
 import gc
 import os
 
@@ -49,3 +53,4 @@ def _freeze_before_fork(**kwargs) -> None:  # noqa: ARG001
     """
     app.loader.import_default_modules()
     gc.freeze()
+
