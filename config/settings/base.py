@@ -161,6 +161,9 @@ CELERY_TASK_DEFAULT_QUEUE = "celery"  # trace analysis, test runs, beat's other 
 WEBHOOK_QUEUE = env.str("WEBHOOK_QUEUE", default="webhooks")  # webhook deliveries, their sweep and pruning
 CELERY_TASK_QUEUES = [Queue(name, Exchange(name), routing_key=name)  # what Celery would create on first use
                       for name in dict.fromkeys((CELERY_TASK_DEFAULT_QUEUE, WEBHOOK_QUEUE))]
+# Beat looks this often (seconds; 0 turns it off) for declared queues holding work that no running
+# worker consumes, and logs a WARNING naming each (core/queues.py).
+QUEUES_CHECK_INTERVAL = env.float("QUEUES_CHECK_INTERVAL", default=60.0)
 
 CELERY_BEAT_SCHEDULE: dict = {
     # Ingestion (inventory/tasks.py): re-send messages of batches left pending
