@@ -1,6 +1,11 @@
-"""The Celery application: worker and beat run trace analysis, webhook delivery and pruning."""
+"""The Celery application: worker and beat run trace analysis, webhook delivery and pruning.
+
+A worker started without ``-Q`` consumes every queue declared in ``CELERY_TASK_QUEUES``
+(``config.settings.base``); beat warns about queues holding work that no worker consumes.
+"""
 import gc
 import os
+import threading
 
 from celery import Celery, signals
 
@@ -49,3 +54,18 @@ def _freeze_before_fork(**kwargs) -> None:  # noqa: ARG001
     """
     app.loader.import_default_modules()
     gc.freeze()
+
+
+@signals.beat_init.connect
+@signals.beat_embedded_init.connect
+def _queues_check_start(**kwargs) -> None:  # noqa: ARG001
+    """Beat watches for queues whose work no running worker consumes (``core.queues``) every
+    ``QUEUES_CHECK_INTERVAL`` seconds, in a daemon thread: a slow or absent broker delays the
+    check, never the schedule."""
+    from django.conf import settings
+
+    from core.queues import queues_check_forever
+
+    if settings.QUEUES_CHECK_INTERVAL > 0:
+        threading.Thread(target=queues_check_forever, kwargs={"interval": settings.QUEUES_CHECK_INTERVAL},
+                         name="queues-check", daemon=True).start()

@@ -2,9 +2,11 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 
+from core.admin import queues_admin_view
 from core.errors import api_route_not_found, json_bad_request, json_not_found, json_server_error
 
 urlpatterns = [
+    path("admin/queues/", admin.site.admin_view(queues_admin_view), name="admin-queues"),
     path("admin/", admin.site.urls),
     path("api/v1", include("core.urls")),
     path("api/v1/", include("inventory.urls")),

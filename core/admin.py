@@ -1,8 +1,15 @@
-"""Operators' console: API keys (issue from the admin with a scope, change the scope, revoke in bulk)."""
+"""Operators' console: API keys (issue from the admin with a scope, change the scope, revoke in bulk),
+the Celery queues page."""
 from django.contrib import admin, messages
+from django.template.response import TemplateResponse
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from .models import ApiKey
+from .queues import queues_status
+
+# The index links the queues page (``queues_admin_view``, routed in config/urls.py).
+admin.site.index_template = "core/admin/index.html"
 
 
 @admin.register(ApiKey)
@@ -28,3 +35,17 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def revoke_selected(self, request, queryset):
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"Revoked {count} key(s).")
+
+
+def queues_admin_view(request):
+    """The admin's "Celery queues" page: each declared queue, the tasks waiting in it and the workers
+    consuming it, with a warning for each queue whose work nobody consumes. Asks the workers, so
+    it takes about a second; reads only."""
+    context = {**admin.site.each_context(request), "title": "Celery queues"}
+    try:
+        queues = queues_status(ask_workers=True)
+    except (OperationalError, OSError) as exc:
+        context["error"] = type(exc).__name__
+    else:
+        context.update(queues=queues, unconsumed=[queue for queue in queues if queue.unconsumed])
+    return TemplateResponse(request, "core/admin/queues.html", context)

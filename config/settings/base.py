@@ -10,6 +10,7 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Exchange, Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(environ.Env().str("VAR_DIR", default=str(BASE_DIR / "var")))
@@ -149,9 +150,21 @@ CELERY_TIMEZONE = "UTC"
 # 1,000 tasks, and ``config.celery`` drops broken or CONN_MAX_AGE-expired ones around every task.
 CELERY_DB_REUSE_MAX = env.int("WORKER_DB_REUSE_MAX", default=1000)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-# Queue of webhook delivery tasks: Procfile's `webhooks` worker consumes it, so deliveries
-# never wait behind a trace-analysis backlog.
-WEBHOOK_QUEUE = env.str("WEBHOOK_QUEUE", default="webhooks")
+
+# --- Celery queues ----------------------------------------------------------
+# Every queue a task is sent to is declared here, and a worker started without -Q consumes every
+# declared queue: the README's minimal process set (one `celery -A config worker`, one beat) runs
+# every kind of task, webhook deliveries included (DECISIONS §7). The Procfile's dedicated
+# `webhooks` worker is an optimisation: its main `worker` excludes WEBHOOK_QUEUE (-X), so
+# deliveries never wait behind a trace-analysis backlog. Add a queue here before routing to it.
+CELERY_TASK_DEFAULT_QUEUE = "celery"  # trace analysis, test runs, beat's other jobs
+WEBHOOK_QUEUE = env.str("WEBHOOK_QUEUE", default="webhooks")  # webhook deliveries, their sweep and pruning
+CELERY_TASK_QUEUES = [Queue(name, Exchange(name), routing_key=name)  # what Celery would create on first use
+                      for name in dict.fromkeys((CELERY_TASK_DEFAULT_QUEUE, WEBHOOK_QUEUE))]
+# Beat looks this often (seconds; 0 turns it off) for declared queues holding work that no running
+# worker consumes, and logs a WARNING naming each (core/queues.py).
+QUEUES_CHECK_INTERVAL = env.float("QUEUES_CHECK_INTERVAL", default=60.0)
+
 CELERY_BEAT_SCHEDULE: dict = {
     # Ingestion (inventory/tasks.py): re-send messages of batches left pending
     # (broker or worker lost), and prune traces, usage minutes and done batches.

@@ -122,11 +122,7 @@ class Workers:
 
     def tail(self, lines: int = 40) -> str:
         """The end of each worker's log, for failure messages (did one die? why?)."""
-        return "\n".join(
-            f"--- worker {n} ({'exited ' + str(w.process.returncode) if w.process.poll() is not None else 'running'}):\n"
-            + "\n".join(w.log().splitlines()[-lines:])
-            for n, w in enumerate(self.started)
-        )
+        return "\n".join(f"--- worker {n} {w.tail(lines)}" for n, w in enumerate(self.started))
 
 
 @pytest.fixture

@@ -1,12 +1,15 @@
-"""Real processes for the tests that need them: Celery workers on the pytest database, and polling.
+"""Real processes for the tests that need them: Celery workers and beat on the pytest database
+(gunicorn: ``tests/support/web.py``), and polling.
 
-Every test that runs a worker goes through :func:`start_worker`, so the worker sees the same
-database (pytest-django's ``test_<name>``), the broker the test chooses, and is always stopped.
+Every test that runs a worker or beat goes through :func:`start_worker` or :func:`start_beat`, so
+the process sees the same database (pytest-django's ``test_<name>``), the broker the test
+chooses, runs in a process group of its own and is always stopped whole.
 """
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -67,6 +70,11 @@ class ProcessGroup:
     def log(self) -> str:
         return Path(self.log_path).read_text(errors="replace")
 
+    def tail(self, lines: int = 40) -> str:
+        """The end of the log, and whether the process still runs: for failure messages."""
+        state = f"exited {self.process.returncode}" if self.process.poll() is not None else "running"
+        return "\n".join([f"({state})", *self.log().splitlines()[-lines:]])
+
     def _signal(self, signum: int) -> None:
         try:
             os.killpg(self.process.pid, signum)
@@ -96,7 +104,8 @@ class ProcessGroup:
 
 @dataclass
 class Worker(ProcessGroup):
-    """One ``celery worker`` process group (the parent and its pool children)."""
+    """One ``celery worker`` process group (the parent and its pool children); ``queues`` are
+    those given with ``-Q`` (empty: every declared queue)."""
 
     queues: list[str] = field(default_factory=list)
 
@@ -130,11 +139,26 @@ def wait_started(group: ProcessGroup, ready, *, what: str, interval: float = 0.0
         raise RuntimeError(f"{what} exited:\n{output}")
 
 
-def start_worker(*queues: str, pool: str = "prefork", concurrency: int = 1, **env: str) -> Worker:
+def start_worker(*queues: str, pool: str = "prefork", concurrency: int = 1, plain: bool = False,
+                 **env: str) -> Worker:
     """Start ``celery -A config worker`` consuming ``queues`` and wait until it is ready.
 
+    ``plain``: exactly ``celery -A config worker``, the README's minimal line (every declared queue,
+    Celery's default pool, concurrency and log level, node ``celery@<host>``), ready when that node
+    answers a ping on this process's broker; give no ``queues``, ``pool`` or ``concurrency`` then.
     ``env`` overrides the child's environment (e.g. ``REDIS_URL`` of a broker of the test's own).
     """
+    if plain:
+        if queues:
+            raise TypeError("a plain worker consumes every declared queue: give no queues")
+        from config.celery import app
+
+        node = f"celery@{socket.gethostname()}"
+        process, log_path = spawn([sys.executable, "-m", "celery", "-A", "config", "worker"], process_env(**env),
+                                  log_prefix="celery-worker-")
+        worker = Worker(process, log_path)
+        wait_started(worker, lambda: app.control.ping(destination=[node], timeout=0.5), what="celery worker")
+        return worker
     queues = queues or ("celery",)
     process, log_path = spawn(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", pool, "-c", str(concurrency),
@@ -145,3 +169,14 @@ def start_worker(*queues: str, pool: str = "prefork", concurrency: int = 1, **en
     worker = Worker(process, log_path, queues=list(queues))
     wait_started(worker, lambda: "ready." in worker.log(), what="celery worker")
     return worker
+
+
+def start_beat(var_dir: str, **env: str) -> ProcessGroup:
+    """Start ``celery -A config beat`` with ``VAR_DIR=var_dir`` (its schedule file goes there, not
+    into the project's ``var/``) and wait until it has printed its configuration.
+    ``env`` overrides the child's environment further."""
+    process, log_path = spawn([sys.executable, "-m", "celery", "-A", "config", "beat"],
+                              process_env(VAR_DIR=var_dir, **env), log_prefix="celery-beat-")
+    beat = ProcessGroup(process, log_path)
+    wait_started(beat, lambda: "Configuration ->" in beat.log(), what="celery beat", interval=0.2)
+    return beat

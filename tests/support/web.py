@@ -38,17 +38,21 @@ def web_env(**overrides: str) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if k not in SCRUBBED}, **overrides}
 
 
-def start_web(env: dict[str, str], *, wait: bool = True) -> Web:
+# The Procfile's ``web`` options besides ``--bind``.
+PROCFILE_OPTIONS = ["--workers", "1", "--threads", "8", "--access-logfile", "-", "--graceful-timeout", "10"]
+
+
+def start_web(env: dict[str, str], *, wait: bool = True, plain: bool = False) -> Web:
     """Start ``gunicorn config.wsgi`` (the Procfile's options) on a free 127.0.0.1 port.
 
     With ``wait`` (default) return once ``GET /api/v1`` answers, or raise with the log if the
     process exits or does not answer within 60 s (it is stopped then). Without ``wait`` return at
     once: the caller watches the process (e.g. one expected to refuse to start).
+    ``plain``: no option but ``--bind`` (the README's minimal line, gunicorn's defaults otherwise).
     """
     port = free_port()
     process, log_path = spawn(
-        [GUNICORN, "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads", "8",
-         "--access-logfile", "-", "--graceful-timeout", "10"],
+        [GUNICORN, "config.wsgi", "--bind", f"127.0.0.1:{port}", *([] if plain else PROCFILE_OPTIONS)],
         env, log_prefix="gunicorn-",
     )
     web = Web(process, log_path, base_url=f"http://127.0.0.1:{port}")
