@@ -35,13 +35,22 @@ SCRIPTS = {
 }
 
 
+def _database_name(script: str) -> str:
+    """A database of this suite's own (named after its test database), so two suites run side by
+    side (different DATABASE_URL names) never drop each other's bench database."""
+    from django.conf import settings
+
+    suite = settings.DATABASES["default"]["NAME"]
+    return f"{suite}_bench_{script[:-3]}"[:63]
+
+
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
 def test_bench_script_runs_in_small_mode(script, tmp_path):
     redis_db, expected = SCRIPTS[script]
     results = tmp_path / "figures.jsonl"
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_") and k not in ("DATABASE_URL",)}
     completed = subprocess.run(
-        [sys.executable, f"bench/{script}", "--small", "--db", f"apiscope_bench_smoke_{script[:-3]}",
+        [sys.executable, f"bench/{script}", "--small", "--db", _database_name(script),
          "--redis-db", str(redis_db), "--json", str(results), *OPTIONS.get(script, [])],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )
