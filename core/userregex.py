@@ -6,8 +6,13 @@ Both run here, never on Python's backtracking ``re``, so one pattern such as ``^
 stall the analysis worker:
 
 * **RE2** (``google-re2``) first: matching time is linear in the input, whatever the pattern.
-* **``regex`` with a timeout** for patterns RE2 refuses (lookaround, backreferences, ``\\Z``,
-  repetitions over 1,000): each search gives up after ``USER_REGEX_TIMEOUT_MS``. A timeout counts
+* **``regex`` with a timeout** for patterns RE2 refuses (lookaround, backreferences, ``\\Z``):
+  each search gives up after ``USER_REGEX_TIMEOUT_MS``. The ``regex`` module unrolls counted
+  repetitions when it compiles, so ``(?:(?:a{1000}){1000}){1000}`` (31 characters) would allocate
+  gigabytes before any timeout could help: before that engine compiles anything, the pattern is
+  parsed with the standard library's parser (which unrolls nothing) and refused when it is longer
+  than ``MAX_FALLBACK_PATTERN`` characters, does not parse, or would unroll to more than
+  ``MAX_EXPANSION`` elements. A timeout counts
   as *undecided* (callers treat it as no match, or skip the check), is counted and logged with the
   pattern's id, never the input. A pattern that times out ``SUSPEND_AFTER`` times in a process is
   suspended (every search undecided at no cost) for ``SUSPEND_SECONDS``.
@@ -29,6 +34,12 @@ from functools import lru_cache
 
 import regex
 
+try:  # the standard library's regex parser: builds a tree, unrolls nothing (Python 3.11+)
+    from re import _constants as _sre, _parser as _sre_parse
+except ImportError:  # pragma: no cover - older layouts
+    import sre_constants as _sre
+    import sre_parse as _sre_parse
+
 try:  # the wheel exists for the platforms we run on; without it every pattern takes the timed path
     import re2
 except ImportError:  # pragma: no cover
@@ -40,6 +51,9 @@ DEFAULT_MAX_INPUT = 4096
 DEFAULT_TIMEOUT_MS = 20
 SUSPEND_AFTER = 3  # timeouts of one pattern before it is suspended
 SUSPEND_SECONDS = 600.0
+# Bounds of the timed engine's compile step (see the module docstring).
+MAX_FALLBACK_PATTERN = 1000
+MAX_EXPANSION = 10_000
 ENGINE_RE2 = "re2"
 ENGINE_REGEX = "regex"
 
@@ -60,6 +74,50 @@ if re2 is not None:
 
 class UserRegexError(ValueError):
     """Neither RE2 nor the ``regex`` module compiles the pattern; the message says why."""
+
+
+_REPEATS = frozenset(getattr(_sre, name) for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+                     if hasattr(_sre, name))
+
+
+def _expansion(items, limit: int) -> int:
+    """How many elements the parsed pattern ``items`` unrolls to, counting each counted repetition
+    ``{m,n}`` as ``n`` copies (``m`` when unbounded); stops counting past ``limit``."""
+    total = 0
+    for op, av in items:
+        if op in _REPEATS:
+            low, high, sub = av
+            times = low if high == _sre.MAXREPEAT else high
+            total += max(times, 1) * _expansion(sub, limit)
+        elif op == _sre.SUBPATTERN:
+            total += _expansion(av[-1], limit)
+        elif op == _sre.BRANCH:
+            total += sum(_expansion(branch, limit) for branch in av[1])
+        elif op in (_sre.ASSERT, _sre.ASSERT_NOT):
+            total += _expansion(av[1], limit)
+        elif op == getattr(_sre, "ATOMIC_GROUP", None):
+            total += _expansion(av, limit)
+        elif op == _sre.GROUPREF_EXISTS:
+            total += _expansion(av[1], limit) + (_expansion(av[2], limit) if av[2] is not None else 0)
+        else:
+            total += 1
+        if total > limit:
+            return total
+    return total
+
+
+def _parse_bounded(pattern: str) -> str | None:
+    """Why the timed engine must not compile ``pattern`` (``None``: it may). Parsing only: the
+    standard library's parser builds a tree and unrolls nothing, whatever the pattern says."""
+    if len(pattern) > MAX_FALLBACK_PATTERN:
+        return f"longer than {MAX_FALLBACK_PATTERN} characters (patterns RE2 cannot run are kept short)"
+    try:
+        parsed = _sre_parse.parse(pattern)
+    except (_sre.error, OverflowError, RecursionError, ValueError, TypeError) as exc:
+        return str(exc) or type(exc).__name__
+    if _expansion(parsed, MAX_EXPANSION) > MAX_EXPANSION:
+        return f"its repetitions unroll to more than {MAX_EXPANSION:,} elements"
+    return None
 
 
 def _count(name: str, n: int = 1) -> None:
@@ -126,9 +184,12 @@ class UserRegex:
             self.engine = ENGINE_RE2
             _count("re2_compiled")
             return
+        refused = _parse_bounded(pattern)
+        if refused is not None:
+            raise UserRegexError(refused)
         try:
             compiled = regex.compile(pattern)
-        except (regex.error, OverflowError, RecursionError, ValueError) as exc:
+        except (regex.error, OverflowError, RecursionError, ValueError, MemoryError) as exc:
             raise UserRegexError(str(exc) or type(exc).__name__) from None
         self.engine, self._search = ENGINE_REGEX, compiled.search
         _count("regex_compiled")
@@ -188,11 +249,20 @@ def user_regex_search(pattern: str, text: str) -> bool | None:
 
 
 def user_regex_compiles(text: str) -> bool:
-    """Whether a value from traffic is a regex either engine compiles (JSON Schema's ``format:
-    regex``): not cached, its first ``USER_REGEX_MAX_INPUT`` characters only."""
+    """Whether a value from traffic is a regex (JSON Schema's ``format: regex``), on its first
+    ``USER_REGEX_MAX_INPUT`` characters. The value is traffic, so nothing is compiled on an engine
+    whose cost the value could choose: RE2 (memory-bounded) accepts it, or the standard library's
+    parser (which unrolls nothing) parses it."""
+    text = text[:_limits()[0]]
+    if re2 is not None:
+        try:
+            re2.compile(text, options=_RE2_OPTIONS)
+            return True
+        except (re2.error, ValueError, TypeError):
+            pass
     try:
-        UserRegex(text[:_limits()[0]])
-    except UserRegexError:
+        _sre_parse.parse(text)
+    except (_sre.error, OverflowError, RecursionError, ValueError, TypeError):
         return False
     return True
 

@@ -80,3 +80,45 @@ def test_a_pattern_neither_engine_compiles_is_refused():
         assert user_regex_problem(pattern)
         assert user_regex_search(pattern, "anything") is None  # a stored bad pattern never raises
     assert user_regex_problem(LOOKAROUND) is None and user_regex_problem(CATASTROPHIC) is None
+
+
+# The regex module unrolls counted repetitions when it compiles: this 31-character pattern would
+# allocate tens of gigabytes. RE2 refuses it (repetition over 1,000), so it would reach that engine.
+MEMORY_BOMB = "(?:(?:(?:a{1000}){1000}){1000})"
+
+
+@pytest.fixture
+def regex_compile_forbidden(monkeypatch):
+    """Fails the test if the timed engine is asked to compile anything (it is what would blow up)."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("regex.compile was called")
+
+    monkeypatch.setattr(userregex.regex, "compile", refuse)
+
+
+@pytest.mark.parametrize("pattern", [
+    MEMORY_BOMB,
+    MEMORY_BOMB + "(?=b)",                      # lookaround keeps it away from RE2 too
+    "(?=x)(?:(?:a{101}){100})",                 # just over the bound
+    "(?<=a)" + "x" * (userregex.MAX_FALLBACK_PATTERN + 1),
+])
+def test_a_pattern_that_would_unroll_too_far_is_refused_before_the_timed_engine_compiles_it(
+        pattern, regex_compile_forbidden):
+    before = counters()
+    with pytest.raises(UserRegexError):
+        user_regex(pattern)
+    assert user_regex_problem(pattern) is not None
+    assert user_regex_search(pattern, "aaaa") is None  # a stored one is undecided, never an error
+    assert counters()["regex_compiled"] == before["regex_compiled"]
+
+
+def test_a_lookaround_pattern_with_modest_repetitions_still_runs_on_the_timed_engine():
+    assert user_regex(r"(?<=id-)\d{4}(?:-[a-z]{2}){3}").engine == "regex"
+
+
+def test_a_traffic_value_checked_as_a_regex_is_never_compiled_on_the_timed_engine(regex_compile_forbidden):
+    # JSON Schema's format: regex asks whether a value from traffic is a regex: the traffic picks
+    # the pattern, so only RE2 (memory-bounded) and the standard parser (unrolls nothing) look at it.
+    assert userregex.user_regex_compiles(MEMORY_BOMB) is True
+    assert userregex.user_regex_compiles(MEMORY_BOMB + "(?=b)") is True
+    assert userregex.user_regex_compiles("(unclosed") is False

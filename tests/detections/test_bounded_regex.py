@@ -70,6 +70,40 @@ def test_an_uploaded_spec_whose_pattern_neither_engine_compiles_is_a_400_naming_
     assert not OpenApiSpec.objects.exists()
 
 
+def test_an_uploaded_spec_whose_pattern_would_unroll_to_gigabytes_is_a_400_naming_it(client):
+    bomb = "(?:(?:(?:a{1000}){1000}){1000})"  # RE2 refuses it; the timed engine would unroll it in memory
+    response = upload(client, spec_document(bomb={"type": "string", "pattern": bomb}))
+    assert response.status_code == 400
+    [issue] = response.json()["err"]["issues"]
+    assert "properties/bomb/pattern" in issue["message"] and "unroll" in issue["message"]
+    assert not OpenApiSpec.objects.exists()
+
+
+def test_a_regex_valued_field_in_traffic_cannot_make_the_analysis_unroll_it(client, django_capture_on_commit_callbacks,
+                                                                             monkeypatch):
+    # A spec documenting `format: regex` makes the diff ask whether each traffic value is a regex:
+    # the value is the attacker's, so it must never reach the engine that unrolls repetitions.
+    from core import userregex as engines
+
+    document = spec_document(rule={"type": "string", "format": "regex"})
+    spec_create(name="codes", raw=json.dumps(document).encode())
+
+    compiled: list[str] = []
+
+    def refuse(pattern, *args, **kwargs):
+        compiled.append(pattern)  # recorded: the analysis may catch what is raised here
+        raise AssertionError("regex.compile was called on a traffic value")
+
+    monkeypatch.setattr(engines.regex, "compile", refuse)
+    body = {"code": "abc", "rule": "(?:(?:(?:a{1000}){1000}){1000})(?=b)"}
+    response = send(client, django_capture_on_commit_callbacks, BATCH,
+                    [raw_trace(host="shop.example.com", path="/codes", response_body=body)])
+    assert response.status_code == 200
+    assert IngestBatch.objects.get().status == IngestBatch.Status.DONE
+    assert ApiTrace.objects.filter(endpoint__path="/codes").count() == 1
+    assert compiled == []
+
+
 def test_a_spec_with_catastrophic_patterns_is_uploaded_and_its_default_check_is_bounded(client, caplog):
     before = counters()
     with caplog.at_level(logging.WARNING, logger="core.userregex"):
