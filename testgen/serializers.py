@@ -139,14 +139,14 @@ MAX_VALUE_LENGTH = 8192
 
 
 def _http_url(value: str) -> None:
-    parts = urlsplit(value)
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises on a malformed port
+    except ValueError as exc:  # an unclosed or invalid IPv6 literal ("http://[::1"), a bad port
+        raise DjangoValidationError("Enter a valid URL.", code="invalid") from exc
     if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in value) \
             or parts.query or parts.fragment:
         raise DjangoValidationError("Enter a valid URL.", code="invalid")
-    try:
-        parts.port  # noqa: B018 - raises on a malformed port
-    except ValueError as exc:
-        raise DjangoValidationError("Enter a valid URL.", code="invalid") from exc
 
 
 class StrictCharField(serializers.CharField):

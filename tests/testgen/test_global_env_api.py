@@ -97,7 +97,10 @@ class TestValidation:
         assert issues == [{"code": "invalid_type", "expected": "string", "received": "undefined",
                            "path": ["baseUrl"], "message": "Required"}]
 
-    @pytest.mark.parametrize("url", ["ftp://files.test", "not a url", "https://", "http://h:99999", "https://x.test?a=1"])
+    @pytest.mark.parametrize("url", ["ftp://files.test", "not a url", "https://", "http://h:99999", "https://x.test?a=1",
+                                     # malformed IPv6 literals: urlsplit raises on these (a 500 before)
+                                     "http://[::1", "http://[x]", "http://a]/", "http://[127.0.0.1]/",
+                                     "http://{{responses[0].body.h}}"])
     def test_base_url_must_be_http_or_https(self, client, url):
         issues = zod_issues(client.put(URL, {"baseUrl": url}, format="json"))
         assert issues[0]["code"] == "invalid_string"
