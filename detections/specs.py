@@ -31,7 +31,10 @@ MAX_SPEC_BYTES = 5 * 1024 * 1024
 SPEC_TOO_LARGE = "Spec file is larger than 5 MB."
 # Nodes of the parsed document counted with aliases expanded: YAML anchors can make a small file
 # expand enormously ("billion laughs"); a real spec of 5 MB is far below this.
-MAX_SPEC_NODES = 2_000_000
+MAX_SPEC_NODES = 1_000_000
+# The document as stored (JSON, aliases expanded) may not be much larger than the largest upload:
+# a 400-byte file of nested aliases must not become megabytes in the database.
+MAX_EXPANDED_BYTES = 2 * MAX_SPEC_BYTES
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -95,7 +98,10 @@ def spec_parse(*, raw: bytes) -> ParsedSpec:
     _count_nodes(document)
     try:
         # JSON-compatible: YAML's integer keys (responses: {200: ...}) become strings, dates text.
-        document = json.loads(json.dumps(document, default=str))
+        expanded = json.dumps(document, default=str)
+        if len(expanded) > MAX_EXPANDED_BYTES:
+            raise _invalid("The document is too large once YAML aliases are expanded.")
+        document = json.loads(expanded)
     except (ValueError, TypeError, RecursionError):
         raise _invalid("The document cannot be represented as JSON.") from None
     if NUL in text or has_nul(document):  # PostgreSQL cannot store it (text and jsonb)

@@ -124,6 +124,17 @@ class TestUpload:
         message = issue_message(upload(client, "\n".join(lines).encode()))
         assert message == "The document is too large once YAML aliases are expanded."
 
+    def test_a_small_alias_bomb_under_the_node_budget_cannot_store_megabytes(self, client):
+        # Six levels of ten long strings: ~10^6 leaves, a few hundred bytes uploaded, about 15 MB
+        # once expanded. Refused rather than stored (the upload limit is 5 MB).
+        lines = [f'a0: &a0 ["{"x" * 12}"' + f',"{"x" * 12}"' * 9 + "]"]
+        lines += [f"a{n}: &a{n} [" + ",".join([f"*a{n - 1}"] * 10) + "]" for n in range(1, 6)]
+        raw = "\n".join(lines).encode()
+        assert len(raw) < 1000
+        message = issue_message(upload(client, raw, "laughs.yaml"))
+        assert message == "The document is too large once YAML aliases are expanded."
+        assert not OpenApiSpec.objects.exists()
+
     def test_a_file_named_new_is_refused(self, client):
         assert "spec name" in issue_message(upload(client, PETSTORE, "new.yaml"))
 
