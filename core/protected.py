@@ -42,13 +42,44 @@ class Protected:
     name: str | None = None
 
 
+_SIOCGIFADDR = 0x8915  # Linux: an interface's IPv4 address
+_IF_INET6 = "/proc/net/if_inet6"  # Linux: every IPv6 address, one per line, 32 hex digits first
+
+
+def interface_addresses() -> set:
+    """This machine's interface addresses, IPv4 and IPv6 (Linux; elsewhere an empty set): a server
+    listening on ``0.0.0.0`` or ``::`` answers on every one of them, whatever the host name says."""
+    found: set = set()
+    try:
+        import fcntl
+        import struct
+
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            for _index, name in socket.if_nameindex():
+                try:
+                    packed = fcntl.ioctl(probe.fileno(), _SIOCGIFADDR, struct.pack("256s", name[:15].encode()))
+                except OSError:  # no IPv4 address on this interface
+                    continue
+                found.add(ipaddress.IPv4Address(packed[20:24]))
+    except (ImportError, OSError):
+        pass
+    try:
+        with open(_IF_INET6, encoding="ascii") as lines:
+            for line in lines:
+                found.add(ipaddress.IPv6Address(int(line.split()[0], 16)))
+    except (OSError, ValueError, IndexError):
+        pass
+    return found
+
+
 def _this_host() -> tuple:
-    """Loopback and unspecified networks, and the addresses this host's name resolves to (best effort):
-    a server on this machine may listen on all of them."""
+    """Loopback and unspecified networks, this machine's interface addresses, and the addresses its
+    host name resolves to (best effort): a server on this machine may listen on all of them."""
     try:
         own = {ip_normalize(a[3][0]) for a in addresses_resolve(socket.gethostname(), None, RESOLVE_TIMEOUT_S)}
     except (TargetError, TimeoutError, OSError):
         own = set()
+    own |= interface_addresses()
     return _LOOPBACK + tuple(ipaddress.ip_network(ip) for ip in own if not ip.is_loopback)
 
 

@@ -91,6 +91,26 @@ class TestPolicy:
                 TargetGuard(AllowedTargets.parse(["0.0.0.0/0", "::/0"]), [db]).vet(
                     target_parse(f"http://[{address}]:5432/" if ":" in address else f"http://{address}:5432/"))
 
+    def test_a_local_database_is_protected_on_every_interface_address_whatever_the_host_name_says(
+            self, dns, monkeypatch):
+        # The host name may resolve to loopback only (it does here) while PostgreSQL listens on
+        # 0.0.0.0: every interface address of the machine counts as the database's.
+        from core import protected
+
+        dns[socket.gethostname()] = ["127.0.0.1"]
+        monkeypatch.setattr(protected, "interface_addresses",
+                            lambda: {ipaddress.ip_address("192.0.2.2"), ipaddress.ip_address("fd00::2")})
+        [db] = service_endpoints(databases={"default": {"ENGINE": "x.postgresql", "HOST": "", "PORT": "5432"}},
+                                 broker_urls=[])
+        for url in ("http://192.0.2.2:5432/", "http://[fd00::2]:5432/", "http://[::ffff:192.0.2.2]:5432/"):
+            with pytest.raises(TargetRefused, match="own database"):
+                TargetGuard(AllowedTargets.parse(["0.0.0.0/0", "::/0"]), [db]).vet(target_parse(url))
+
+    def test_this_machines_interface_addresses_are_read(self):
+        from core.protected import interface_addresses
+
+        assert ipaddress.ip_address("127.0.0.1") in interface_addresses()  # the loopback interface
+
     def test_brokers_are_protected_at_their_port_and_files_and_sqlite_have_no_address(self, dns):
         dns["redis.internal"] = ["10.0.0.7"]
         found = service_endpoints(
