@@ -20,7 +20,7 @@ stall the analysis worker:
 
 Compiled patterns are cached per process (:func:`user_regex`). A pattern neither engine compiles
 raises :class:`UserRegexError` (validate at creation with :func:`user_regex_problem`).
-Works without Django settings (the defaults below), e.g. in ``python -m classification.detection``.
+Works without Django settings (the defaults below), e.g. in ``python -m classification.detector``.
 """
 from __future__ import annotations
 

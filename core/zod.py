@@ -12,6 +12,8 @@ from typing import Any
 from rest_framework import fields as drf_fields
 from rest_framework import serializers
 
+from core.jsontypes import json_type
+
 ZodIssue = dict[str, Any]
 
 _MISSING = object()
@@ -21,19 +23,12 @@ def zod_type(value: Any) -> str:
     """The zod name of a JSON value's type (``received``)."""
     if value is _MISSING or value is drf_fields.empty:
         return "undefined"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
+    kind = json_type(value, default="unknown")
+    if kind == "integer":  # zod has one numeric type
         return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
+    if kind == "unknown" and isinstance(value, tuple):
         return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "unknown"
+    return kind
 
 
 def expected_type(field: drf_fields.Field | None) -> str:

@@ -17,23 +17,6 @@ MAX_EXAMPLE_DEPTH = 64
 _INDEX = re.compile(r"\[(\d*)\]")
 
 
-def infer_type(value: Any) -> str:
-    """The data type of an example value (strings that are numbers stay strings)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    return "string"
-
-
 # --- synthetic values ---------------------------------------------------------------
 
 _SYNTHETIC_BY_NAME = (

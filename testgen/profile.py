@@ -23,6 +23,7 @@ from django.db.models.functions import RowNumber
 
 from classification.models import DataField
 from core.enums import DataSection
+from core.jsontypes import json_type
 from inventory.models import ApiTrace, Endpoint, ObservedPath
 
 from .examples import (
@@ -30,7 +31,6 @@ from .examples import (
     body_from_fields,
     body_parse,
     field_type_for,
-    infer_type,
     redacted_replaced,
     scalar_leaves,
     synthetic_value,
@@ -312,7 +312,7 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
                 profile.body, profile.body_format = body_from_fields(list(body_types.items())), "json"
         if profile.body_format in ("json", "form"):
             for key, name, value in scalar_leaves(profile.body):
-                data_type = field_type_for(name, body_types) or infer_type(value)
+                data_type = field_type_for(name, body_types) or json_type(value)
                 if data_type in ("object", "array"):
                     continue
                 profile.body_inputs.append(Input(location="body", name=name, data_type=data_type,

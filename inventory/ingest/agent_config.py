@@ -4,7 +4,7 @@ v2 agents refuse to start without every key of this object. ``sensitiveDataList`
 lists our enabled data classes with patterns the agents evaluate themselves
 (``regex`` searched in values, ``keyRegex`` in the field's full path such as
 ``reqBody.user.email``), so the classes they report are ours. Built-ins use the
-patterns of ``classification.detection.AGENT_PATTERNS``; custom classes use the
+patterns of ``classification.detector.AGENT_PATTERNS``; custom classes use the
 operator's regexes when the agent's regex engine (Rust ``regex``) can compile
 them — lookaround and backreferences cannot be, and are left out (an agent
 silently drops a class whose pattern does not compile). Agents match
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from classification.detection import AGENT_PATTERNS
+from classification.detector import AGENT_PATTERNS
 from classification.models import DataClass
 
 _RUST_UNSUPPORTED = re.compile(r"\(\?[=!]|\(\?<[=!]|\\[1-9]|\(\?P=|\(\?>|[*+?}]\+")

@@ -1,7 +1,7 @@
 """The data classes in force for a batch: a detector, the enabled names and every severity.
 
 One query per batch reads the ``DataClass`` table; the compiled
-:class:`~classification.detection.Detector` is reused across batches as long as
+:class:`~classification.detector.Detector` is reused across batches as long as
 the table's rows are unchanged (operators rarely edit classes, and building a
 detector compiles the custom regexes).
 """
@@ -11,7 +11,7 @@ import logging
 import threading
 from dataclasses import dataclass
 
-from classification.detection import CustomRule, Detector, normalize_class_name
+from classification.detector import CustomRule, Detector, normalize_class_name
 from classification.models import DataClass
 from core.enums import RiskScore
 

@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl
 import orjson
 
 from core.enums import DataSection
+from core.jsontypes import json_type
 from core.safejson import nested_deeper_than, strip_nul
 
 MAX_ARRAY_ITEMS = 50
@@ -33,9 +34,6 @@ MAX_DEPTH = 32
 MAX_PARSED_DEPTH = 128
 TEXT_DETECT_CHARS = 4096
 
-JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number"}
-
-
 # A leaf is a plain tuple (section, dataPath, key, value, dataType): traces have tens of
 # them and a tuple is the cheapest object Python builds.
 Leaf = tuple
@@ -43,19 +41,6 @@ Leaf = tuple
 
 def media_type(content_type: str | None) -> str:
     return (content_type or "").split(";", 1)[0].strip().lower()[:255]
-
-
-def value_type(value: object) -> str:
-    if value is None:
-        return "null"
-    kind = JSON_TYPES.get(type(value))
-    if kind is not None:
-        return kind
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    return "string"
 
 
 def flatten_json(value: object, section: str, out: list[Leaf], prefix: str = "", key: str | None = None) -> None:
@@ -73,7 +58,7 @@ def flatten_json(value: object, section: str, out: list[Leaf], prefix: str = "",
             for child in reversed(node[:MAX_ARRAY_ITEMS]):
                 stack.append((child, child_path, last_key, depth + 1))
         else:
-            out.append((section, path, last_key, node, value_type(node)))
+            out.append((section, path, last_key, node, json_type(node)))
             budget -= 1
 
 
@@ -135,7 +120,7 @@ def body_leaves(kind: str, parsed: object, section: str, out: list[Leaf]) -> Non
         if isinstance(parsed, (dict, list)):
             flatten_json(parsed, section, out)
         else:
-            out.append((section, "", None, parsed, value_type(parsed)))
+            out.append((section, "", None, parsed, json_type(parsed)))
     elif kind in ("form", "multipart"):
         for name, value in parsed[:MAX_LEAVES]:  # type: ignore[index]
             out.append((section, name[:1024], name, value, "string"))

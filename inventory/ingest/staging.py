@@ -32,7 +32,7 @@ CREDENTIAL_CLASSES = ("api_key", "authentication_token")
 
 @lru_cache(maxsize=1)
 def _credential_detector():
-    from classification.detection import Detector
+    from classification.detector import Detector
 
     return Detector(CREDENTIAL_CLASSES)
 

@@ -7,8 +7,8 @@ import factory
 from django.utils import timezone
 
 from core.enums import DataSection
+from core.jsontypes import json_type
 from inventory.models import ApiTrace, ObservedPath
-from testgen.examples import infer_type
 from tests.factories import DataFieldFactory, EndpointFactory, HostFactory
 
 __all__ = ["ApiTraceFactory", "ObservedPathFactory", "endpoint_from_traffic"]
@@ -46,7 +46,7 @@ def _flatten(value, prefix=""):
     elif isinstance(value, list) and value:
         yield from _flatten(value[0], f"{prefix}[]")
     else:
-        yield prefix, infer_type(value)
+        yield prefix, json_type(value)
 
 
 def endpoint_from_traffic(*, host: str, method: str, path: str, authenticated: bool = False,

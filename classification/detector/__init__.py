@@ -1,5 +1,8 @@
-"""Sensitive-data detection: pure Python, no Django (custom regexes run on ``core.userregex``'s
-bounded engines, which read their limits from Django settings when configured, else defaults).
+"""The value classifier: which data classes a field value belongs to.
+
+Pure Python, no Django (custom regexes run on ``core.userregex``'s bounded
+engines, which read their limits from Django settings when configured, else
+defaults). "Detection" elsewhere means the alerts app (``detections``).
 
 Public interface::
 
@@ -10,7 +13,7 @@ Public interface::
     Detector               Detector(enabled, custom).detect(key, value) -> set of class names
     AGENT_PATTERNS         className -> {"regex", "keyRegex"} for agent-config's sensitiveDataList
 
-``python -m classification.detection`` prints a rough per-field timing.
+``python -m classification.detector`` prints a rough per-field timing.
 """
 
 from .agent import AGENT_PATTERNS

@@ -1,4 +1,4 @@
-"""Table tests for classification.detection: positives and near misses per data class.
+"""Table tests for classification.detector: positives and near misses per data class.
 
 Pure Python (no Django): the detector is framework-free so it can be tested and
 benchmarked on its own.
@@ -13,7 +13,7 @@ import re
 import pytest
 from stdnum import luhn
 
-from classification.detection import (
+from classification.detector import (
     AGENT_PATTERNS,
     BUILTIN_CLASSES,
     METLO_CLASS_NAMES,

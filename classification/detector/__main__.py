@@ -1,4 +1,4 @@
-"""Rough throughput check: ``python -m classification.detection``.
+"""Rough throughput check: ``python -m classification.detector``.
 
 Runs a mix of typical API field values (mostly non-sensitive, as in real
 traffic) through a Detector with every built-in enabled and prints the mean
