@@ -45,7 +45,9 @@ from core.errors import ApiError, EndpointNotFound
 from detections.models import Alert
 from inventory.counts import inventory_changed
 from inventory.models import ApiTrace, Endpoint, EndpointCaller, ObservedPath, UsageDay, UsageMinute
-from inventory.patterns import Pattern, path_problem, path_segments, pattern_best_match, pattern_compile
+from inventory.patterns.operator_paths import path_problem
+from inventory.patterns.regex import Pattern, pattern_best_match, pattern_compile, pattern_shape
+from inventory.patterns.segments import path_segments
 
 from .services import endpoint_get, traces_prune
 
@@ -165,7 +167,7 @@ def _pattern_q(patterns: list[Pattern]) -> Q:
 
 def _move_traffic(*, plan: _Plan, current: Endpoint, siblings: list[Endpoint]) -> None:
     """Move observed paths and traces to the targets matching them; dissolve emptied siblings."""
-    literal = {e.uuid: pattern_compile(e.path).num_literal_segments for e in siblings}
+    literal = {e.uuid: pattern_shape(e.path)[1] for e in siblings}
     target_ids = {t.uuid for t in plan.targets.values()}
 
     def owner(holder_id: uuid.UUID, concrete_path: str) -> uuid.UUID | None:

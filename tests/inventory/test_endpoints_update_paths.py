@@ -8,7 +8,7 @@ from classification.models import DataField
 from core.enums import RISK_RANK
 from detections.models import Alert
 from inventory.models import ApiTrace, Endpoint, EndpointCaller, ObservedPath, UsageDay, UsageMinute
-from inventory.patterns import pattern_compile
+from inventory.patterns.regex import pattern_compile
 from tests.factories import AlertFactory, DataFieldFactory, HostFactory
 from tests.inventory.factories import (
     ApiTraceFactory,
