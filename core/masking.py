@@ -27,7 +27,7 @@ from inventory.ingest.credentials import (
     is_credential_name,
     scrub_text,
 )
-from inventory.ingest.paths import segment_is_parameter
+from inventory.patterns.segments import segment_is_value
 
 from .scopes import sees_secrets
 
@@ -57,7 +57,7 @@ def _params_masked(text: str) -> str:
 
 def _path_masked(path: str) -> str:
     return "/".join(
-        MASK if len(segment) >= _PATH_TOKEN_LENGTH and segment_is_parameter(unquote_plus(segment)) else segment
+        MASK if len(segment) >= _PATH_TOKEN_LENGTH and segment_is_value(unquote_plus(segment)) else segment
         for segment in path.split("/")
     )
 

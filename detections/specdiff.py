@@ -10,7 +10,7 @@ Three kinds of difference are reported, one alert sentence per difference (DECIS
 
 Paths are matched by this module: each spec's absolute ``servers`` URLs give its hosts and base
 paths; the request path minus the base path is matched against the path templates, most literal
-segments first. Descriptions name the endpoint's path pattern, never concrete values, so one
+segments first. Host names, paths and template regexes come from ``inventory.patterns``. Descriptions name the endpoint's path pattern, never concrete values, so one
 difference raises one alert however many traces show it.
 """
 from __future__ import annotations
@@ -27,6 +27,9 @@ from urllib.parse import quote
 from core.enums import AlertType
 from core.logsafe import withheld
 from core.userregex import scope
+from inventory.patterns.normalize import host_normalize, template_normalize
+from inventory.patterns.regex import pattern_regex, pattern_shape
+from inventory.patterns.segments import PARAM, segment_is_parameter
 
 from .models import OpenApiSpec
 from .services import AlertCandidate
@@ -68,8 +71,8 @@ class CompiledSpec:
 
     def route_for(self, *, host: str, path: str) -> Route | None:
         """The most specific path template matching ``path`` on ``host`` (base path stripped)."""
-        path = normalise_path(path)
-        for base in self.base_paths.get(host_key(host), ()):
+        path = template_normalize(path)
+        for base in self.base_paths.get(host_normalize(host), ()):
             if base and not (path == base or path.startswith(base + "/")):
                 continue
             rest = path[len(base):] or "/"
@@ -91,7 +94,7 @@ class CompiledSpec:
     def documents_pattern(self, *, host: str, pattern: str, method: str) -> bool:
         """Whether an endpoint pattern (``/users/{param1}``) is documented: its parameter segments
         must be template parameters in the spec; its literal segments may be either."""
-        probe = "/".join(_PARAM if seg.startswith("{") and seg.endswith("}") else seg for seg in pattern.split("/"))
+        probe = "/".join(_PARAM if segment_is_parameter(seg) else seg for seg in pattern.split("/"))
         return self.operation(host=host, path=probe, method=method) is not None
 
     def validator(self, pointer: list):
@@ -104,36 +107,11 @@ class CompiledSpec:
         return self._validators[key]
 
 
-def host_key(host: str) -> str:
-    """Host names compare case-insensitively and without a port (``API.example.com:8443``)."""
-    host = (host or "").strip().lower()
-    if host.startswith("["):
-        return host[1:].split("]", 1)[0]
-    name, sep, port = host.rpartition(":")
-    if sep and port.isdigit() and ":" not in name:
-        return name
-    return host
-
-
-def normalise_path(path: str) -> str:
-    path = (path or "/").split("?", 1)[0].split("#", 1)[0]
-    if not path.startswith("/"):
-        path = "/" + path
-    return path.rstrip("/") or "/"
-
-
 def _template_regex(template: str) -> tuple[re.Pattern, int, int]:
-    parts, literal_segments, literal_chars = [], 0, 0
-    for segment in normalise_path(template).split("/")[1:]:
-        if "{" not in segment:
-            literal_segments += 1
-            literal_chars += len(segment)
-            parts.append(re.escape(segment))
-            continue
-        pieces = re.split(r"\{[^}/]*\}", segment)
-        literal_chars += sum(len(p) for p in pieces)
-        parts.append("[^/]+".join(re.escape(p) for p in pieces))
-    return re.compile("/" + "/".join(parts) if parts else "/"), literal_segments, literal_chars
+    """A path template's regex (the endpoints' one spelling), literal segments and literal characters."""
+    template = template_normalize(template)
+    literal_chars = sum(len(piece) for piece in PARAM.split(template)) - template.count("/")
+    return re.compile(pattern_regex(template)), pattern_shape(template)[1], literal_chars
 
 
 def spec_server_urls(spec: dict) -> list[str]:
@@ -165,7 +143,7 @@ def spec_hosts_and_base_paths(spec: dict) -> dict[str, list[str]]:
             parts = urlsplit(url)
         except ValueError:
             continue
-        base = normalise_path(parts.path) if parts.path not in ("", "/") else ""
+        base = template_normalize(parts.path) if parts.path not in ("", "/") else ""
         if parts.hostname:
             by_host.setdefault(parts.hostname.lower(), set()).add(base)
         else:
@@ -243,9 +221,9 @@ _CACHE_LOCK = threading.Lock()
 
 
 def specs_for_hosts(hosts) -> dict[str, list[CompiledSpec]]:
-    """Compiled specs naming each host (keys: :func:`host_key`), by name. One small query (no spec
-    bodies) plus one per spec changed since this process last compiled it."""
-    keys = {host_key(h) for h in hosts}
+    """Compiled specs naming each host (keys: normalised host names), by name. One small query (no
+    spec bodies) plus one per spec changed since this process last compiled it."""
+    keys = {host_normalize(h) for h in hosts}
     rows = [r for r in OpenApiSpec.objects.only("id", "name", "hosts", "updated_at")
             if keys.intersection(r.hosts or [])]
     by_host: dict[str, list[CompiledSpec]] = {}
@@ -271,7 +249,7 @@ def specs_for_hosts(hosts) -> dict[str, list[CompiledSpec]]:
 
 def specs_for_host(host: str) -> list[CompiledSpec]:
     """The compiled specs whose servers name ``host``, by name."""
-    return specs_for_hosts([host]).get(host_key(host), [])
+    return specs_for_hosts([host]).get(host_normalize(host), [])
 
 
 # --- endpoints ↔ specs ---------------------------------------------------------------------
@@ -468,14 +446,15 @@ def _spec_diff(pairs) -> tuple[list[AlertCandidate], dict]:
     if not seen:
         return [], {}
     specs_by_host = specs_for_hosts({s.host for s in seen})
-    seen = [s for s in seen if specs_by_host.get(host_key(s.host))]
+    seen = [s for s in seen if specs_by_host.get(host_normalize(s.host))]
     if not seen:
         return [], {}
     links = {}
     for item in seen:
         if item.endpoint_id not in links:
             links[item.endpoint_id] = endpoint_spec_name(
-                host=item.host, pattern=item.pattern, method=item.method, specs=specs_by_host[host_key(item.host)]
+                host=item.host, pattern=item.pattern, method=item.method,
+                specs=specs_by_host[host_normalize(item.host)],
             )
     current = dict(Endpoint.objects.filter(uuid__in=links).values_list("uuid", "openapi_spec_name"))
     changes: dict = {}
@@ -489,7 +468,7 @@ def _spec_diff(pairs) -> tuple[list[AlertCandidate], dict]:
     candidates: list[AlertCandidate] = []
     for item in seen:
         try:
-            candidates.extend(_differences(item, specs_by_host[host_key(item.host)]))
+            candidates.extend(_differences(item, specs_by_host[host_normalize(item.host)]))
         except Exception as exc:  # a spec construct we cannot evaluate must not break trace analysis
             logger.warning("spec diff skipped for endpoint %s", item.endpoint_id, exc_info=withheld(exc))
     return candidates, links

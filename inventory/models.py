@@ -60,7 +60,7 @@ class Endpoint(models.Model):
     num_literal_segments = models.PositiveSmallIntegerField(default=0)
     # Set when an operator wrote the pattern (update-paths): its parameters then absorb any
     # segment value; an auto-detected pattern's parameters only absorb id-like values, so
-    # /users/me is not swallowed by /users/{param1} (inventory.ingest.paths.PatternMatcher).
+    # /users/me is not swallowed by /users/{param1} (inventory.patterns.regex.PatternMatcher).
     user_set_path = models.BooleanField(default=False)
     risk_score = models.CharField(max_length=6, choices=RiskScore.choices, default=RiskScore.NONE)
     # 0..3 for NONE..HIGH: the list order is by risk, and the enum's text order is not.

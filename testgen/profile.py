@@ -25,6 +25,7 @@ from classification.models import DataField
 from core.enums import DataSection
 from core.jsontypes import json_type
 from inventory.models import ApiTrace, Endpoint, ObservedPath
+from inventory.patterns.segments import path_segments, segment_is_parameter
 
 from .examples import (
     REDACTED,
@@ -54,7 +55,6 @@ CANONICAL_HEADER = {
 # Collections whose item parameter identifies a user (BOLA's own object is {{testUserId}} there).
 USER_COLLECTIONS = {"user", "users", "account", "accounts", "customer", "customers", "member", "members",
                     "profile", "profiles", "person", "people", "owner", "owners"}
-_PARAM = re.compile(r"^\{[^/{}]+\}$")
 _INTEGER = re.compile(r"^-?\d+$")
 _NUMBER = re.compile(r"^-?\d+\.\d+$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -116,7 +116,7 @@ class EndpointProfile:
 
     def user_path_position(self) -> int | None:
         """The segment index of a path parameter naming a user (``/users/{param1}``), if any."""
-        pattern = _split(self.path)
+        pattern = path_segments(self.path)
         for item in self.path_inputs:
             if item.key > 0 and pattern[item.key - 1].lower() in USER_COLLECTIONS:
                 return item.key
@@ -125,29 +125,21 @@ class EndpointProfile:
     def observed_values(self, position: int) -> list[str]:
         """Distinct concrete values seen at a path segment position, newest first."""
         values: list[str] = []
-        size = len(_split(self.path))
+        size = len(path_segments(self.path))
         for concrete in self.observed_paths:
-            parts = _split(concrete)
+            parts = path_segments(concrete)
             if len(parts) == size and parts[position] not in values:
                 values.append(parts[position])
         return values
 
     def observed_path_for(self, position: int, value: str) -> list[str] | None:
         """The segments of an observed path whose segment ``position`` is ``value``."""
-        size = len(_split(self.path))
+        size = len(path_segments(self.path))
         for concrete in self.observed_paths:
-            parts = _split(concrete)
+            parts = path_segments(concrete)
             if len(parts) == size and parts[position] == value:
                 return parts
         return None
-
-
-def _split(path: str) -> list[str]:
-    return [s for s in path.split("?")[0].split("/") if s]
-
-
-def is_param_segment(segment: str) -> bool:
-    return bool(_PARAM.match(segment))
 
 
 def _segment_type(values: list[str]) -> str:
@@ -206,8 +198,8 @@ def profiles_load(*, endpoints: list[Endpoint], host_id: int | None = None) -> d
             "host_id", "path"):
         patterns, items = get_patterns.setdefault(h, (set(), {}))
         patterns.add(p)
-        parts = _split(p)
-        if parts and is_param_segment(parts[-1]):
+        parts = path_segments(p)
+        if parts and segment_is_parameter(parts[-1]):
             items.setdefault(tuple(parts[:-1]), p)
 
     return {
@@ -231,7 +223,7 @@ def _header(headers: Any, name: str) -> str:
 
 def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], traces: list[tuple],
              get_patterns: tuple[set[str], dict[tuple, str]]) -> EndpointProfile:
-    pattern = _split(endpoint.path)
+    pattern = path_segments(endpoint.path)
     concrete_paths = list(dict.fromkeys([*observed, *(t[0] for t in traces)]))
     profile = EndpointProfile(
         uuid=str(endpoint.uuid),
@@ -240,7 +232,7 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
         path=endpoint.path,
         is_authenticated=endpoint.is_authenticated,
         observed_paths=["/".join(map(literal, p.split("/"))) for p in concrete_paths
-                        if len(_split(p)) == len(pattern)],
+                        if len(path_segments(p)) == len(pattern)],
     )
 
     # Credentials: the first credential header (in preference order) seen in a trace.
@@ -252,10 +244,10 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
 
     # Path parameters: example values from the newest observed path.
     example = profile.observed_paths[0] if profile.observed_paths else None
-    example_parts = _split(example) if example else []
+    example_parts = path_segments(example) if example else []
     segments = []
     for position, segment in enumerate(pattern):
-        if is_param_segment(segment):
+        if segment_is_parameter(segment):
             values = profile.observed_values(position) if example else []
             segments.append(example_parts[position] if example_parts else "1")
             profile.path_inputs.append(Input(

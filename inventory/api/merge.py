@@ -45,15 +45,14 @@ from core.errors import ApiError, EndpointNotFound
 from detections.models import Alert
 from inventory.counts import inventory_changed
 from inventory.models import ApiTrace, Endpoint, EndpointCaller, ObservedPath, UsageDay, UsageMinute
-from inventory.patterns import Pattern, path_problem, path_segments, pattern_best_match, pattern_compile
+from inventory.patterns.operator_paths import path_problem
+from inventory.patterns.regex import Pattern, pattern_best_match, pattern_compile, pattern_shape
+from inventory.patterns.segments import path_segments
 
 from .services import endpoint_get, traces_prune
 
 logger = logging.getLogger(__name__)
 
-# Ingestion marks operator-written patterns (their parameters then absorb any segment value);
-# the flag arrives with the ingestion work, so it is set only where the model has it.
-_HAS_USER_SET_PATH = any(f.name == "user_set_path" for f in Endpoint._meta.get_fields())
 _STATUS_RANK = {AlertStatus.OPEN: 0, AlertStatus.IGNORED: 1, AlertStatus.RESOLVED: 2}
 
 
@@ -165,7 +164,7 @@ def _pattern_q(patterns: list[Pattern]) -> Q:
 
 def _move_traffic(*, plan: _Plan, current: Endpoint, siblings: list[Endpoint]) -> None:
     """Move observed paths and traces to the targets matching them; dissolve emptied siblings."""
-    literal = {e.uuid: pattern_compile(e.path).num_literal_segments for e in siblings}
+    literal = {e.uuid: pattern_shape(e.path)[1] for e in siblings}
     target_ids = {t.uuid for t in plan.targets.values()}
 
     def owner(holder_id: uuid.UUID, concrete_path: str) -> uuid.UUID | None:
@@ -384,13 +383,11 @@ def _merge_attributes(*, plan: _Plan, current: Endpoint) -> None:
         target.openapi_spec_name = next((e.openapi_spec_name for e in settings if e.openapi_spec_name), None)
         target.resource_permissions = sorted(_union(e.resource_permissions for e in settings))
         target.updated_at = now
-        if _HAS_USER_SET_PATH:
-            target.user_set_path = True
+        target.user_set_path = True  # operator-written: its parameters absorb any segment value in ingestion
         changed.append(target)
     Endpoint.objects.bulk_update(
         changed,
         ["first_detected", "last_active", "unauthenticated_success_seen", "is_authenticated_detected",
          "is_authenticated_user_set", "full_trace_capture_enabled", "is_graphql", "graphql_schema", "owner",
-         "openapi_spec_name", "resource_permissions", "updated_at",
-         *(["user_set_path"] if _HAS_USER_SET_PATH else [])],
+         "openapi_spec_name", "resource_permissions", "updated_at", "user_set_path"],
     )

@@ -23,7 +23,7 @@ from core.enums import RISK_RANK, RiskScore
 from core.errors import ApiError, EndpointNotFound, PayloadTooLarge, ZodError
 from inventory.counts import cached_count, inventory_changed
 from inventory.models import ApiTrace, Endpoint, EndpointCaller, Host, HostAddress, ObservedPath, UsageDay, UsageMinute
-from inventory.patterns import SUGGESTION_SAMPLE, paths_suggest
+from inventory.patterns.operator_paths import SUGGESTION_SAMPLE, paths_suggest
 
 from . import render
 from .filters import HostFilter, endpoints_filter, json_any_q

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from core.enums import DataSection
+from inventory.patterns.segments import path_segments, segment_has_parameter
 
 from .classes import UNCLASSIFIED_HEADERS, ClassConfig
 from .credentials import is_basic_auth, names_have_credentials, request_has_credentials
@@ -26,7 +27,6 @@ from .fields import (
     parse_body,
     query_leaves,
 )
-from .paths import PARAM_RE, path_segments
 from .traces import Trace
 
 REQUEST_SECTIONS = (DataSection.REQUEST_QUERY, DataSection.REQUEST_HEADER, DataSection.REQUEST_BODY)
@@ -140,7 +140,7 @@ def trace_analyze(
     # Path parameters: detection only (no data field), for the path-parameter alert and redaction.
     pattern_segments = path_segments(pattern)
     for position, (segment, pattern_segment) in enumerate(zip(path_segments(trace.path), pattern_segments), 1):
-        if PARAM_RE.search(pattern_segment):
+        if segment_has_parameter(pattern_segment):
             classes = detections(None, segment)
             if classes:
                 result.sensitive_segments.add(position)

@@ -43,15 +43,10 @@ from inventory.models import (
 
 from .analysis import REQUEST_SECTIONS, TraceResult, _merge_type
 from .classes import ClassConfig
-from .paths import (
-    PatternMatcher,
-    address_is_global,
-    address_normalize,
-    host_name_is_public,
-    path_parameterize,
-    pattern_regex,
-    pattern_shape,
-)
+from inventory.patterns.regex import PatternMatcher, pattern_regex, pattern_shape
+from inventory.patterns.segments import path_parameterize, path_segments
+
+from .addresses import address_is_global, address_normalize, host_name_is_public
 from .redact import trace_redact
 from .sql import bulk_insert, bulk_set, pg_cursor, upsert
 from .traces import Trace
@@ -154,7 +149,7 @@ def endpoints_resolve(traces: list[Trace], hosts: dict[str, HostRow]) -> tuple[l
     """
     by_id = {h.id: h for h in hosts.values()}
     methods = {t.method for t in traces}
-    lengths = {len([s for s in t.path.split("/") if s]) for t in traces}
+    lengths = {len(path_segments(t.path)) for t in traces}
     lengths |= {pattern_shape(t.endpoint_path)[0] for t in traces if t.endpoint_path}
     matchers: dict[tuple[int, str], PatternMatcher] = defaultdict(PatternMatcher)
     for r in Endpoint.objects.filter(host_id__in=by_id, method__in=methods, num_segments__in=lengths).values(

@@ -15,7 +15,10 @@ import orjson
 
 from core.enums import DataSection, SHORT_SECTION
 
-from .paths import address_normalize, host_normalize, host_scheme, path_normalize, pattern_renumber
+from inventory.patterns.normalize import host_normalize, host_scheme, path_normalize
+from inventory.patterns.segments import pattern_renumber
+
+from .addresses import address_normalize
 from .staging import staged_classes
 
 # Methods that make endpoints (SPEC's enum); other verbs are counted as skipped.

@@ -15,7 +15,7 @@ from typing import Any
 from core.errors import PayloadTooLarge, ZodError
 from core.zod import zod_type
 
-from .paths import host_normalize
+from inventory.patterns.normalize import host_normalize
 
 MAX_TRACES_PER_BATCH = 1000
 MAX_TRACE_BYTES = 1024 * 1024

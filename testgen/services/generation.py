@@ -13,19 +13,16 @@ from typing import Any
 from core.enums import HttpMethod
 from core.logsafe import withheld
 from inventory.models import Endpoint, Host
+from inventory.patterns.segments import path_segments, segment_is_parameter
 
 from ..errors import TestEndpointNotFound
-from ..profile import EndpointProfile, is_param_segment, profile_load, profiles_load
+from ..profile import EndpointProfile, profile_load, profiles_load
 from ..templates import GenerationContext, SecurityTemplate, template_get, templates_by_priority
 
 logger = logging.getLogger(__name__)
 
 NO_TEMPLATE = "No suitable test template found"
 METHOD_ORDER = {m: i for i, m in enumerate(HttpMethod.values)}
-
-
-def _segments(path: str) -> list[str]:
-    return [s for s in path.split("?")[0].split("/") if s]
 
 
 def endpoint_find(*, endpoint: str, host: str | None = None, method: str | None = None) -> Endpoint:
@@ -63,17 +60,17 @@ def endpoint_find(*, endpoint: str, host: str | None = None, method: str | None 
     found = first(queryset.filter(path__in=candidates))
     if found is not None:
         return found
-    wanted = _segments(path)
+    wanted = path_segments(path)
     best: list[Endpoint] = []
     best_literal = -1
     for row in queryset.filter(num_segments=len(wanted)).only(
         "uuid", "path", "method", "num_literal_segments", "host__name"
     ):
-        pattern = _segments(row.path)
+        pattern = path_segments(row.path)
         if len(pattern) != len(wanted):
             continue
-        if all(is_param_segment(p) or p == w for p, w in zip(pattern, wanted, strict=True)):
-            literal = sum(1 for p in pattern if not is_param_segment(p))
+        if all(segment_is_parameter(p) or p == w for p, w in zip(pattern, wanted, strict=True)):
+            literal = sum(1 for p in pattern if not segment_is_parameter(p))
             if literal > best_literal:
                 best, best_literal = [row], literal
             elif literal == best_literal:

@@ -4,7 +4,7 @@ from django.utils import timezone
 
 from classification.models import DataClass
 from inventory.models import ApiTrace, EndpointCaller, HostAddress, ObservedPath, UsageDay, UsageMinute
-from inventory.patterns import pattern_compile
+from inventory.patterns.regex import pattern_compile
 from tests.factories import EndpointFactory, HostFactory
 
 

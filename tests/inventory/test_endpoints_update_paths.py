@@ -8,7 +8,7 @@ from classification.models import DataField
 from core.enums import RISK_RANK
 from detections.models import Alert
 from inventory.models import ApiTrace, Endpoint, EndpointCaller, ObservedPath, UsageDay, UsageMinute
-from inventory.patterns import pattern_compile
+from inventory.patterns.regex import pattern_compile
 from tests.factories import AlertFactory, DataFieldFactory, HostFactory
 from tests.inventory.factories import (
     ApiTraceFactory,
@@ -295,11 +295,12 @@ class TestValidation:
 
 
 def test_resulting_endpoints_are_marked_operator_written(client, host):
-    if not any(f.name == "user_set_path" for f in Endpoint._meta.get_fields()):
-        pytest.skip("Endpoint.user_set_path arrives with the ingestion work")
+    existing = ep(host, "/shops/{param1}")
     e = ep(host, "/users/1")
-    [result] = ok(update(client, e, ["/users/{param1}"]))
-    assert Endpoint.objects.get(uuid=result["uuid"]).user_set_path is True
+    [created, reused] = ok(update(client, e, ["/users/{param1}", "/shops/{param1}"]))
+    assert reused["uuid"] == str(existing.uuid)
+    assert Endpoint.objects.get(uuid=created["uuid"]).user_set_path is True
+    assert Endpoint.objects.get(uuid=existing.uuid).user_set_path is True
 
 
 def test_an_equally_specific_new_pattern_does_not_take_traffic_from_the_kept_endpoint(client, host):

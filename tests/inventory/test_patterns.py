@@ -1,17 +1,95 @@
-"""Path patterns: normalising, regexes, update-paths rules and suggested paths (pure functions)."""
+"""Path patterns (inventory.patterns, pure functions): normalising hosts and paths, segments and
+parameterisation, regexes and matching, update-paths rules and suggested paths."""
+from dataclasses import dataclass
+
 import re
 
 import pytest
 
-from inventory.patterns import (
-    path_problem,
+from inventory.patterns.normalize import host_normalize, path_normalize, template_normalize
+from inventory.patterns.operator_paths import path_problem, paths_suggest
+from inventory.patterns.regex import PatternMatcher, pattern_best_match, pattern_compile, pattern_regex, pattern_shape
+from inventory.patterns.segments import (
+    path_parameterize,
     path_segments,
-    pattern_best_match,
-    pattern_compile,
     pattern_normalise,
-    pattern_regex,
-    paths_suggest,
+    pattern_renumber,
+    segment_has_parameter,
+    segment_is_parameter,
+    segment_is_value,
 )
+
+
+class TestNormalize:
+    @pytest.mark.parametrize("raw, name", [
+        ("http://User@API.Example.com:8080/x", "api.example.com"),
+        ("[::1]:8080", "::1"),
+        ("fe80::1", "fe80::1"),
+        ("example.com.", "example.com"),
+    ])
+    def test_host_names(self, raw, name):
+        assert host_normalize(raw) == name
+        assert host_normalize(name) == name
+
+    def test_concrete_paths_drop_query_fragment_and_empty_segments(self):
+        assert path_normalize(" /a//b/?x=1#f") == "/a/b"
+        assert path_normalize("https://h.example/a/b") == "/a/b"
+        assert path_normalize(None) == "/"
+
+    def test_templates_keep_what_they_say(self):
+        assert template_normalize("users/{id}/?x") == "/users/{id}"
+        assert template_normalize("/a//b/") == "/a//b"
+        assert template_normalize("") == "/"
+        assert template_normalize("/users/42") == "/users/42"
+
+
+class TestSegments:
+    def test_splitting_ignores_empty_segments_and_the_query(self):
+        assert path_segments("/a//b/?x=/y") == ["a", "b"]
+        assert path_segments("a/b") == ["a", "b"]
+
+    def test_holding_and_being_a_parameter(self):
+        assert segment_has_parameter("{param1}.json") and not segment_is_parameter("{param1}.json")
+        assert segment_is_parameter("{param1}") and segment_is_parameter("{}")
+        assert not segment_has_parameter("users") and not segment_has_parameter("a{b")
+
+    @pytest.mark.parametrize("segment", ["42", "-3", "1.5", "0b5e4c2a-8d3f-4e1a-9c7b-2f6d8e0a1b3c", "deadbeef42",
+                                         "a1b2c3d4e5", "bob@example.com", "2024-01-31", "eyJhbGciOiJIUzI1NiJ9xYz"])
+    def test_values(self, segment):
+        assert segment_is_value(segment)
+
+    @pytest.mark.parametrize("segment", ["v1", "api", "getUserProfile", "index.html", "oauth2callback", "user-settings"])
+    def test_names(self, segment):
+        assert not segment_is_value(segment)
+
+    def test_parameterising_and_agent_spellings(self):
+        assert path_parameterize("/orgs/17/repos/9f8e7d6c5b/issues/3") == "/orgs/{param1}/repos/{param2}/issues/{param3}"
+        assert pattern_renumber("/u/:id/<x>/{y}/f-{z}.json?q") == "/u/{param1}/{param2}/{param3}/f-{param4}.json"
+
+
+@dataclass
+class Row:
+    path: str
+    user_set_path: bool = False
+
+    def __post_init__(self):
+        self.path_regex = pattern_regex(self.path)
+        self.num_segments, self.num_literal_segments = pattern_shape(self.path)
+
+
+class TestPatternMatcher:
+    def test_exact_then_own_pattern_then_most_specific(self):
+        me, users, anything = Row("/users/me"), Row("/users/{param1}"), Row("/{param1}/{param2}")
+        matcher = PatternMatcher([anything, users, me])
+        assert matcher.match("/users/me") is me
+        assert matcher.match("/users/42") is users
+        assert matcher.match("/shops/42", "/shops/{param1}") is None  # "shops" is no value for {param1}
+        assert matcher.match("/7/42") is anything
+
+    def test_only_operator_patterns_absorb_words(self):
+        assert PatternMatcher([Row("/teams/{param1}")]).match("/teams/red") is None
+        operator = Row("/teams/{param1}", user_set_path=True)
+        assert PatternMatcher([operator]).match("/teams/red") is operator
 
 
 class TestPatternCompile:
@@ -21,7 +99,7 @@ class TestPatternCompile:
 
     def test_root_has_no_segments(self):
         assert path_segments("/") == []
-        assert pattern_compile("/").regex == "^\\/$"
+        assert pattern_compile("/").regex == "^/$"
         assert pattern_compile("/").matches("/")
         assert not pattern_compile("/").matches("/x")
 
