@@ -1,13 +1,15 @@
 """What a stored ApiTrace holds: the trace with credentials and sensitive values replaced (DECISIONS §4).
 
-* Credentials are always ``"[REDACTED]"``: ``Authorization`` (keeping a known
-  scheme word: ``Bearer [REDACTED]``), cookies, API-key and token headers, the
-  credential query parameters (``api_key``, ``key``, ``access_token``…) and
-  body fields, form fields and query parameters named like
-  password/secret/token/api_key (see ``credentials.py``; names compared
-  decoded: ``"\u0070assword"`` is ``password``); in free-text bodies
-  credential-looking substrings (``password=…``, Bearer tokens, JWTs, known key
-  formats) are replaced.
+* Credentials are always ``"[REDACTED]"`` (``credentials.py`` holds the one rule,
+  :func:`~.credentials.is_credential_name`, compared decoded and without array subscripts):
+  ``Authorization`` (keeping a known scheme word: ``Bearer [REDACTED]``), cookies, credential
+  headers (``X-API-Key``, ``X-Key``, ``X-Auth-Token``…), credential query parameters (``api_key``,
+  ``key[]``, ``access_token``, ``code``…), body fields, form fields and multipart parts named like
+  credentials, JSON strings that are JSON documents (``MAX_NESTED_JSON`` levels), GraphQL
+  arguments named like credentials in the document and the variables they take (whatever the
+  analysis found); in free-text bodies (text, XML, NDJSON, invalid or too deep JSON) named values
+  (``pass=…``, ``"pin": "…"``, ``<cvv>…</cvv>``), Bearer tokens, JWTs, known key formats and URL
+  userinfo passwords are replaced.
 * Unless the endpoint has full trace capture on, every value the analysis
   classified as sensitive is replaced too: query parameters, headers, body
   fields, path segments; a free-text body that carried sensitive data is
