@@ -216,16 +216,19 @@ def _named_sub(match: re.Match, nested: bool = False) -> str:
     credential name. Otherwise unchanged, except that a quoted value that itself holds named values
     (JSON inside a JSON string: ``"payload": "{\\"password\\": …}"``) is scrubbed once more."""
     group = next(g for g in range(2, (match.lastindex or 2) + 1) if match.group(g) is not None)
+    if is_credential_name(match.group(1)):
+        return group_replaced(match, group, REDACTED)
+    value = match.group(group)
+    if not nested and group <= 3 and len(value) > 6 and match.re is _NAMED_PATTERNS[0]:
+        return group_replaced(match, group, _NAMED_PATTERNS[0].sub(_nested_sub, value))
+    return match.group(0)
+
+
+def group_replaced(match: re.Match, group: int, value: str) -> str:
+    """The text of ``match`` with its ``group`` replaced by ``value``."""
     start, end = match.span(group)
     offset = match.start(0)
-    whole = match.group(0)
-    if is_credential_name(match.group(1)):
-        value = REDACTED
-    elif not nested and group <= 3 and end - start > 6 and match.re is _NAMED_PATTERNS[0]:
-        value = _NAMED_PATTERNS[0].sub(_nested_sub, match.group(group))
-    else:
-        return whole
-    return whole[:start - offset] + value + whole[end - offset:]
+    return match.group(0)[:start - offset] + value + match.group(0)[end - offset:]
 
 
 def _nested_sub(match: re.Match) -> str:

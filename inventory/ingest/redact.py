@@ -31,6 +31,7 @@ from .analysis import TraceResult
 from .credentials import (
     REDACTED,
     credential_redact,
+    group_replaced,
     is_credential_header,
     is_credential_name,
     is_credential_param,
@@ -203,8 +204,7 @@ def _graphql_credentials_redact(body: object) -> tuple[object, bool]:
             if match.group(3):
                 variables.append(match.group(3))
                 return match.group(0)
-            start, end = match.span(2)
-            return match.group(0)[:start - match.start(0)] + f'"{REDACTED}"' + match.group(0)[end - match.start(0):]
+            return group_replaced(match, 2, f'"{REDACTED}"')
 
         new_document = _GRAPHQL_ARGUMENT.sub(argument, document)
         out = dict(item)

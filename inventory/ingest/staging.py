@@ -14,8 +14,8 @@ request's own channel (DECISIONS §4, ``credentials.AUTH_HEADERS`` / ``AUTH_QUER
 * user information in ``url.host`` (``https://user:password@host``) is dropped.
 
 Names that are redacted in stored traces but do not authenticate (``X-Pass``, ``?code=``,
-``?password=``, see ``credentials.py``) are left alone here, like bodies and the response (the worker classifies them, and drops them from the row
-once analysed). The worker accepts :data:`STAGED_CLASSES` only from here: an agent's own is dropped.
+``?password=``, see ``credentials.py``) are left alone here, like bodies and the response (the
+worker classifies them, and drops them from the row once analysed). The worker accepts :data:`STAGED_CLASSES` only from here: an agent's own is dropped.
 """
 from __future__ import annotations
 
