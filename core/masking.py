@@ -20,11 +20,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
+import re
+
 from inventory.ingest.credentials import (
-    AUTH_QUERY_PARAMS,
     REDACTED,
     is_credential_header,
     is_credential_name,
+    is_credential_param,
     scrub_text,
 )
 from inventory.patterns.segments import segment_is_value
@@ -36,30 +38,47 @@ MASK = REDACTED
 _NOT_SECRET_NAMES = frozenset({"tokenpath"})
 # A path segment at least this long that ingestion would call a value (an id, a token) is masked.
 _PATH_TOKEN_LENGTH = 16
+# A shorter path segment is masked when it looks like a secret: at least this long, letters and digits
+# only, alternating between them at least _SECRET_SWITCHES times (``s3cr3tPassw0rd1``, ``a1b2c3d4e5``).
+# Words, numeric ids and ``v2``/``report2024q1``-style names stay.
+_SECRET_SEGMENT_LENGTH = 10
+_SECRET_SWITCHES = 4
+_LETTER_DIGIT_SWITCH = re.compile(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
+# A URL of any scheme (postgres://, amqp://, redis://…): its userinfo is masked.
+_URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://")
 _EMPTY = (None, "", [], {})
 
 
-def _is_secret_name(name: str) -> bool:
-    return is_credential_name(name) and name.lower().replace("-", "").replace("_", "") not in _NOT_SECRET_NAMES
+def _is_secret_name(name: str, rule=is_credential_name) -> bool:
+    """``rule(name)`` (ingestion's credential rule), except for ``_NOT_SECRET_NAMES``."""
+    return rule(name) and name.lower().replace("-", "").replace("_", "") not in _NOT_SECRET_NAMES
 
 
 def _params_masked(text: str) -> str:
-    """``a=1&token=x`` → ``a=1&token=[REDACTED]``: values of credential-named parameters."""
-    pieces = []
-    for piece in text.split("&"):
-        name, sep, value = piece.partition("=")
+    """``a=1&token=x;hmac=y`` → ``a=1&token=[REDACTED];hmac=[REDACTED]``: values of the parameters
+    ingestion redacts (``credentials.is_credential_param``), ``&`` and ``;`` separated."""
+    pieces = re.split(r"([&;])", text)
+    for index in range(0, len(pieces), 2):
+        name, sep, value = pieces[index].partition("=")
         plain = unquote_plus(name)
-        if sep and value and (_is_secret_name(plain) or plain.lower() in AUTH_QUERY_PARAMS):
-            piece = f"{name}={MASK}"
-        pieces.append(piece)
-    return "&".join(pieces)
+        if sep and value and _is_secret_name(plain, is_credential_param):
+            pieces[index] = f"{name}={MASK}"
+    return "".join(pieces)
+
+
+def _secret_segment(segment: str) -> bool:
+    """A path segment masked as a token: long and value-like (see ``_PATH_TOKEN_LENGTH``), or
+    shorter but mixing letters and digits like a password (see ``_SECRET_SEGMENT_LENGTH``)."""
+    if len(segment) < _SECRET_SEGMENT_LENGTH:
+        return False
+    plain = unquote_plus(segment)
+    if len(segment) >= _PATH_TOKEN_LENGTH and segment_is_value(plain):
+        return True
+    return plain.isascii() and plain.isalnum() and len(_LETTER_DIGIT_SWITCH.findall(plain)) >= _SECRET_SWITCHES
 
 
 def _path_masked(path: str) -> str:
-    return "/".join(
-        MASK if len(segment) >= _PATH_TOKEN_LENGTH and segment_is_value(unquote_plus(segment)) else segment
-        for segment in path.split("/")
-    )
+    return "/".join(MASK if _secret_segment(segment) else segment for segment in path.split("/"))
 
 
 def url_masked(url: str) -> str:
@@ -82,8 +101,7 @@ def url_masked(url: str) -> str:
 
 
 def _looks_like_url(text: str) -> bool:
-    head = text[:8].lower()
-    return head.startswith(("http://", "https://"))
+    return _URL_START.match(text) is not None
 
 
 def _text_masked(text: str) -> str:

@@ -1,13 +1,15 @@
 """What a stored ApiTrace holds: the trace with credentials and sensitive values replaced (DECISIONS §4).
 
-* Credentials are always ``"[REDACTED]"``: ``Authorization`` (keeping a known
-  scheme word: ``Bearer [REDACTED]``), cookies, API-key and token headers, the
-  credential query parameters (``api_key``, ``key``, ``access_token``…) and
-  body fields, form fields and query parameters named like
-  password/secret/token/api_key (see ``credentials.py``; names compared
-  decoded: ``"\u0070assword"`` is ``password``); in free-text bodies
-  credential-looking substrings (``password=…``, Bearer tokens, JWTs, known key
-  formats) are replaced.
+* Credentials are always ``"[REDACTED]"`` (``credentials.py`` holds the one rule,
+  :func:`~.credentials.is_credential_name`, compared decoded and without array subscripts):
+  ``Authorization`` (keeping a known scheme word: ``Bearer [REDACTED]``), cookies, credential
+  headers (``X-API-Key``, ``X-Key``, ``X-Auth-Token``…), credential query parameters (``api_key``,
+  ``key[]``, ``access_token``, ``code``…), body fields, form fields and multipart parts named like
+  credentials, JSON strings that are JSON documents (``MAX_NESTED_JSON`` levels), GraphQL
+  arguments named like credentials in the document and the variables they take (whatever the
+  analysis found); in free-text bodies (text, XML, NDJSON, invalid or too deep JSON) named values
+  (``pass=…``, ``"pin": "…"``, ``<cvv>…</cvv>``), Bearer tokens, JWTs, known key formats and URL
+  userinfo passwords are replaced.
 * Unless the endpoint has full trace capture on, every value the analysis
   classified as sensitive is replaced too: query parameters, headers, body
   fields, path segments; a free-text body that carried sensitive data is
@@ -29,30 +31,28 @@ from .analysis import TraceResult
 from .credentials import (
     REDACTED,
     credential_redact,
+    group_replaced,
     is_credential_header,
     is_credential_name,
     is_credential_param,
+    may_hold_credential_names,
     scrub_text,
 )
+from .fields import MAX_PARSED_DEPTH, nested_deeper_than
 
 MAX_STORED_BODY = 64 * 1024
-# Cheap pre-check on the raw text: no key can be a credential name (credentials.is_credential_name)
-# unless one of these substrings occurs in the lower-cased body. Plain substring tests: a regex
-# alternation over whole bodies costs several times more.
-_CREDENTIAL_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "session", "cookie", "sig",
-                     "otp", "pin", "cvv", "cvc")
-
-
-def _may_hold_credentials(text: str) -> bool:
-    if "\\u" in text or not text.isascii():
-        return True  # keys may spell a credential name once decoded (\u0070assword, ｐａｓｓｗｏｒｄ): walk
-    lowered = text.lower()
-    return any(hint in lowered for hint in _CREDENTIAL_HINTS)
+# JSON strings that are JSON documents themselves are redacted this many levels deep.
+MAX_NESTED_JSON = 2
 
 
 def _has_sensitive(result: TraceResult, section: str) -> bool:
     return any(s == section for s, _ in result.sensitive)
 _GRAPHQL_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# A GraphQL argument or input-object field: ``name: "literal"`` (block strings too), ``name: 1234``
+# or ``name: $variable``. Bounded and linear (alternatives start on different characters).
+_GRAPHQL_ARGUMENT = re.compile(
+    r'\b([A-Za-z_]\w{0,63})[ \t\r\n,]{0,16}:[ \t\r\n,]{0,16}'
+    r'(?:("""(?:[^"\\]|\\.|"(?!"")){0,8192}"""|"(?:[^"\\\r\n]|\\.){0,4096}"|-?\d[\w.+-]{0,64})|\$(\w{1,64}))')
 
 
 class _Redactor:
@@ -63,10 +63,11 @@ class _Redactor:
     section is sensitive.
     """
 
-    def __init__(self, sensitive: set[tuple[str, str]], section: str, full_capture: bool):
+    def __init__(self, sensitive: set[tuple[str, str]], section: str, full_capture: bool, depth: int = 0):
         self.sensitive = {path for sec, path in sensitive if sec == section} if not full_capture else set()
         self.track = bool(self.sensitive)
         self.changed = False
+        self.depth = depth
 
     def walk(self, node: object, path: str) -> object:
         if isinstance(node, dict):
@@ -74,19 +75,46 @@ class _Redactor:
                 if is_credential_name(key) and value not in (None, "", [], {}):
                     node[key] = REDACTED
                     self.changed = True
-                elif self.track or isinstance(value, (dict, list)):
+                elif self.track or isinstance(value, (dict, list)) or _maybe_json(value):
                     node[key] = self.walk(value, f"{path}.{key}" if path else key)
             return node
         if isinstance(node, list):
             child_path = f"{path}[]"
             for index, item in enumerate(node):
-                if self.track or isinstance(item, (dict, list)):
+                if self.track or isinstance(item, (dict, list)) or _maybe_json(item):
                     node[index] = self.walk(item, child_path)
             return node
         if self.track and path in self.sensitive and node is not None and not isinstance(node, bool):
             self.changed = True
             return REDACTED
+        if _maybe_json(node) and self.depth < MAX_NESTED_JSON:
+            return self.nested(node)
         return node
+
+    def nested(self, text: str) -> str:
+        """A JSON string holding a JSON object or array, with its credential-named fields redacted
+        (recursively, ``MAX_NESTED_JSON`` levels); text that does not parse is scrubbed as text."""
+        try:
+            parsed = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            new, changed = scrub_text(text)
+        else:
+            if not isinstance(parsed, (dict, list)):
+                return text
+            if nested_deeper_than(parsed, MAX_PARSED_DEPTH):
+                new, changed = scrub_text(text)
+            else:
+                inner = _Redactor(set(), "", True, self.depth + 1)
+                new_tree = inner.walk(parsed, "")
+                new, changed = (orjson.dumps(new_tree).decode(), True) if inner.changed else (text, False)
+        self.changed = self.changed or changed
+        return new
+
+
+def _maybe_json(value: object) -> bool:
+    """A string that may be a JSON document holding a credential name (cheap tests only)."""
+    return (value.__class__ is str and value[:1] in ("{", "[") and len(value) > 6  # type: ignore[index]
+            and may_hold_credential_names(value))  # type: ignore[arg-type]
 
 
 def _cap(text: str) -> str:
@@ -98,7 +126,7 @@ def _body(kind: str, parsed: object, original: str, *, section: str, result: Tra
     if kind == "empty":
         return original, False
     if kind == "json":
-        if not _may_hold_credentials(original) and (full_capture or not _has_sensitive(result, section)):
+        if not may_hold_credential_names(original) and (full_capture or not _has_sensitive(result, section)):
             return _cap(original), False  # nothing to replace: skip the walk
         redactor = _Redactor(result.sensitive, section, full_capture)
         if graphql_op and isinstance(parsed, dict) and isinstance(parsed.get("data"), dict):
@@ -109,6 +137,9 @@ def _body(kind: str, parsed: object, original: str, *, section: str, result: Tra
         else:
             new = redactor.walk(parsed, "")
         changed = redactor.changed
+        if graphql_request:
+            new, credentials_found = _graphql_credentials_redact(new)
+            changed = changed or credentials_found
         if graphql_request and not full_capture and any(s == section for s, _ in result.sensitive):
             new, changed = _graphql_request_redact(new), True
         if not changed:
@@ -149,6 +180,45 @@ def _graphql_request_redact(body: object) -> object:
         return out
 
     return [scrub(i) for i in body] if isinstance(body, list) else scrub(body)
+
+
+def _graphql_credentials_redact(body: object) -> tuple[object, bool]:
+    """GraphQL requests (one or a batch) with the arguments named like credentials redacted, whatever
+    the analysis found: literals in the document (``login(password: "…")``, ``input: {pin: 1234}``)
+    become ``"[REDACTED]"``, and so do the variables such arguments take (``password: $pw`` → the
+    value of ``variables.pw``). Returns (body, changed)."""
+    changed = False
+
+    def scrub(item: object) -> object:
+        nonlocal changed
+        if not isinstance(item, dict) or not isinstance(item.get("query"), str):
+            return item
+        document = item["query"]
+        if not may_hold_credential_names(document):
+            return item
+        variables: list[str] = []
+
+        def argument(match: re.Match) -> str:
+            if not is_credential_name(match.group(1)):
+                return match.group(0)
+            if match.group(3):
+                variables.append(match.group(3))
+                return match.group(0)
+            return group_replaced(match, 2, f'"{REDACTED}"')
+
+        new_document = _GRAPHQL_ARGUMENT.sub(argument, document)
+        out = dict(item)
+        if new_document != document:
+            out["query"], changed = new_document, True
+        values = item.get("variables")
+        if isinstance(values, dict) and any(values.get(name) not in (None, "", [], {}) for name in variables):
+            out["variables"] = {k: REDACTED if k in variables and v not in (None, "", [], {}) else v
+                                for k, v in values.items()}
+            changed = True
+        return out
+
+    new = [scrub(i) for i in body] if isinstance(body, list) else scrub(body)
+    return new, changed
 
 
 def _all_values(node: object) -> object:

@@ -7,14 +7,15 @@ request's own channel (DECISIONS §4, ``credentials.AUTH_HEADERS`` / ``AUTH_QUER
 * credential headers (``Authorization``, ``Cookie``, ``X-API-Key``…) hold ``[REDACTED]``, keeping a
   known scheme word (``Basic [REDACTED]``, ``Bearer [REDACTED]``): the worker still sees that the
   request was authenticated, and that it used Basic authentication;
-* credential query parameters (``api_key``, ``key``, ``access_token``…), given as parameters or in
-  the URL's query string, hold ``[REDACTED]``. A credential in the URL is also *data* (DECISIONS
+* credential query parameters (``api_key``, ``key``, ``key[]``, ``access_token``…), given as
+  parameters or in the URL's query string, hold ``[REDACTED]``. A credential in the URL is also *data* (DECISIONS
   §5: ``api_key`` / ``authentication_token``): which of those two classes its value showed is
   decided here and kept in the trace under :data:`STAGED_CLASSES`, for the worker's analysis;
 * user information in ``url.host`` (``https://user:password@host``) is dropped.
 
-Bodies and the response are left alone (the worker classifies them, and drops them from the row
-once analysed). The worker accepts :data:`STAGED_CLASSES` only from here: an agent's own is dropped.
+Names that are redacted in stored traces but do not authenticate (``X-Pass``, ``?code=``,
+``?password=``, see ``credentials.py``) are left alone here, like bodies and the response (the
+worker classifies them, and drops them from the row once analysed). The worker accepts :data:`STAGED_CLASSES` only from here: an agent's own is dropped.
 """
 from __future__ import annotations
 

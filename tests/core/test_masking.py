@@ -183,3 +183,50 @@ def test_header_lists_are_masked_by_name():
     assert secrets_masked({"headers": headers}) == {"headers": [
         {"name": "Authorization", "value": MASK}, {"name": "Accept", "value": "*/*"},
         {"name": "X-Auth-Token", "value": ""}]}
+
+
+# ------------------------------------------------------------------ red-team finding 6
+
+def test_a_read_key_sees_no_credential_of_the_environments_extras_and_headers(admin, reader):
+    body = {"baseUrl": "https://staging.shop.test", "dbUrl": "postgres://u:dbpw1secret@db/x",
+            "queue": "amqp://guest:mqpw2secret@mq:5672/v", "xKey": "xk-3secret", "keyword": "shoes",
+            "headers": {"X-Key": "hk-4secret", "X-Pass": "hp-5secret", "X-Client-Id": "client-42",
+                        "X-Keyword": "boots"}}
+    assert admin.put(ENV, body, format="json").status_code == 200
+    response = reader.get(ENV)
+    assert response.json() == {
+        "baseUrl": "https://staging.shop.test", "dbUrl": f"postgres://{MASK}@db/x",
+        "queue": f"amqp://{MASK}@mq:5672/v", "xKey": MASK, "keyword": "shoes",
+        "headers": {"X-Key": MASK, "X-Pass": MASK, "X-Client-Id": "client-42", "X-Keyword": "boots"}}
+    for secret in ("dbpw1secret", "mqpw2secret", "xk-3secret", "hk-4secret", "hp-5secret"):
+        assert secret.encode() not in response.content
+    assert admin.get(ENV).json() == body
+
+
+def test_a_read_key_sees_no_credential_of_a_webhook_url(admin, reader):
+    url = ("https://hooks.example.com/hooks/s3cr3tPassw0rd1"
+           "?hmac=h1secret&pw=p2secret&code=c3secret&a=1;access_token=t4secret&page=2")
+    created = admin.post("/api/v1/webhook", {"url": url}, format="json").json()
+    masked = reader.get(f"/api/v1/webhook/{created['uuid']}").json()["url"]
+    assert masked == (f"https://hooks.example.com/hooks/{MASK}?hmac={MASK}&pw={MASK}&code={MASK}"
+                      f"&a=1;access_token={MASK}&page=2")
+
+
+@pytest.mark.parametrize(("url", "masked"), [
+    ("https://h.example/hooks/s3cr3tPassw0rd1", f"https://h.example/hooks/{MASK}"),
+    ("https://h.example/hooks/a1b2c3d4e5", f"https://h.example/hooks/{MASK}"),
+    # ordinary words, numeric ids, versioned names stay
+    ("https://h.example/v2/orders/1234567890/report2024q1/iPhone15Pro/administrators",
+     "https://h.example/v2/orders/1234567890/report2024q1/iPhone15Pro/administrators"),
+    ("https://h.example/x?keyword=k&monkey=m&author=a;page=2",
+     "https://h.example/x?keyword=k&monkey=m&author=a;page=2"),
+    ("https://h.example/x?key%5B%5D=k1", f"https://h.example/x?key%5B%5D={MASK}"),
+])
+def test_url_masking_of_the_review_gaps(url, masked):
+    assert url_masked(url) == masked
+
+
+def test_userinfo_passwords_of_any_scheme_are_masked_in_text():
+    assert secrets_masked({"note": "use redis://:r3dispw@cache:6379/0 then"}) == {
+        "note": f"use redis://:{MASK}@cache:6379/0 then"}
+    assert secrets_masked({"note": "mailto:ops@example.com"}) == {"note": "mailto:ops@example.com"}
