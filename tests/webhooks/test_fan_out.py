@@ -9,7 +9,8 @@ from detections.models import Alert
 from detections.services import AlertCandidate, alerts_raise
 from tests.factories import EndpointFactory, HostFactory
 from webhooks.models import Webhook, WebhookDelivery, WebhookRun
-from webhooks.services import delivery_attempt, deliveries_sweep, runs_prune
+from webhooks.services.attempt import Attempt, deliveries_attempt
+from webhooks.services.sweep import deliveries_sweep, runs_prune
 
 pytestmark = pytest.mark.django_db
 
@@ -83,9 +84,9 @@ def test_private_target_is_refused_at_send_without_the_switch(endpoint, settings
     delivery = WebhookDelivery.objects.get(alert=alert)
     settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = False
 
-    outcome = delivery_attempt(delivery_id=delivery.uuid)
+    [outcome] = deliveries_attempt(delivery_ids=[delivery.uuid])
 
-    assert outcome.retry_in is None
+    assert outcome.result is Attempt.GIVEN_UP  # not retried
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("FAILED", 1)
     [run] = hook.runs.all()
@@ -98,9 +99,9 @@ def test_connection_failure_ends_the_delivery(endpoint, unused_port):
     [alert] = alerts_raise([pii(endpoint)])
     delivery = WebhookDelivery.objects.get(alert=alert)
 
-    outcome = delivery_attempt(delivery_id=delivery.uuid)
+    [outcome] = deliveries_attempt(delivery_ids=[delivery.uuid])
 
-    assert outcome.retry_in is None
+    assert outcome.result is Attempt.GIVEN_UP  # not retried
     delivery.refresh_from_db()
     assert delivery.status == "FAILED"
     [run] = WebhookRun.objects.filter(delivery=delivery)
@@ -112,10 +113,11 @@ def test_a_finished_delivery_is_not_sent_again(endpoint, unused_port):
     Webhook.objects.create(url=f"http://127.0.0.1:{unused_port}/hook")
     [alert] = alerts_raise([pii(endpoint)])
     delivery = WebhookDelivery.objects.get(alert=alert)
-    delivery_attempt(delivery_id=delivery.uuid)
+    deliveries_attempt(delivery_ids=[delivery.uuid])
 
-    delivery_attempt(delivery_id=delivery.uuid)
+    [again] = deliveries_attempt(delivery_ids=[delivery.uuid])
 
+    assert again.result is Attempt.NOT_CLAIMED
     assert WebhookRun.objects.filter(delivery=delivery).count() == 1
 
 
@@ -145,11 +147,11 @@ def test_runs_prune_of_some_webhooks_leaves_the_others_alone():
 
 def test_a_fan_out_is_enqueued_in_tasks_of_twenty_deliveries(endpoint, django_capture_on_commit_callbacks,
                                                               monkeypatch):
-    from webhooks import services
+    from webhooks.services import fan_out
 
     hooks = [Webhook.objects.create(url=f"http://127.0.0.1:9/{n}") for n in range(45)]
     sent: list[list] = []
-    monkeypatch.setattr(services, "deliveries_enqueue", lambda *, delivery_ids: sent.append(list(delivery_ids)))
+    monkeypatch.setattr(fan_out, "deliveries_enqueue", lambda *, delivery_ids: sent.append(list(delivery_ids)))
     with django_capture_on_commit_callbacks(execute=True):
         [alert] = alerts_raise([pii(endpoint)])
 
@@ -161,7 +163,7 @@ def test_a_fan_out_is_enqueued_in_tasks_of_twenty_deliveries(endpoint, django_ca
 
 def test_a_broker_failure_while_enqueueing_a_fan_out_leaves_every_delivery_pending(
         endpoint, django_capture_on_commit_callbacks, monkeypatch, caplog):
-    from webhooks import services
+    from webhooks.services import fan_out
 
     for n in range(25):
         Webhook.objects.create(url=f"http://127.0.0.1:9/{n}")
@@ -171,7 +173,7 @@ def test_a_broker_failure_while_enqueueing_a_fan_out_leaves_every_delivery_pendi
         calls.append(delivery_ids)
         raise ConnectionError("broker unreachable")
 
-    monkeypatch.setattr(services, "deliveries_enqueue", broker_down)
+    monkeypatch.setattr(fan_out, "deliveries_enqueue", broker_down)
     with django_capture_on_commit_callbacks(execute=True):
         [alert] = alerts_raise([pii(endpoint)])  # no exception reaches the committer
 
