@@ -1,15 +1,20 @@
 """Fan-out: alerts and their pending deliveries are written together; sending starts after commit."""
 from __future__ import annotations
 
+import uuid
+from datetime import timedelta
+
 import pytest
 from django.db import transaction
+from django.utils import timezone
 
 from core.enums import AlertType
 from detections.models import Alert
 from detections.services import AlertCandidate, alerts_raise
 from tests.factories import EndpointFactory, HostFactory
+from webhooks import policy
 from webhooks.models import Webhook, WebhookDelivery, WebhookRun
-from webhooks.services.attempt import Attempt, deliveries_attempt
+from webhooks.services.attempt import Attempt, AttemptOutcome, deliveries_attempt
 from webhooks.services.sweep import deliveries_sweep, runs_prune
 
 pytestmark = pytest.mark.django_db
@@ -121,6 +126,45 @@ def test_a_finished_delivery_is_not_sent_again(endpoint, unused_port):
     assert WebhookRun.objects.filter(delivery=delivery).count() == 1
 
 
+
+def test_a_delivery_not_due_yet_is_not_attempted_and_says_when_it_falls_due(endpoint):
+    Webhook.objects.create(url="http://127.0.0.1:9/hook")
+    [alert] = alerts_raise([pii(endpoint)])
+    delivery = WebhookDelivery.objects.get(alert=alert)
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now() + timedelta(seconds=5))
+
+    [outcome] = deliveries_attempt(delivery_ids=[delivery.uuid])
+
+    assert outcome.result is Attempt.NOT_DUE and not outcome.attempted
+    assert 4 < outcome.due_in <= 5
+    assert outcome.retry_after is None  # "not due yet" is not a retry delay
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("PENDING", 0)
+    assert not WebhookRun.objects.exists()
+
+
+def test_a_delivery_that_no_longer_exists_is_gone():
+    [outcome] = deliveries_attempt(delivery_ids=[uuid.uuid4()])
+
+    assert outcome.result is Attempt.GONE
+
+
+def test_the_batched_task_publishes_the_retries_the_service_reports_and_nothing_else(monkeypatch):
+    from webhooks import tasks
+
+    retried, delivered, not_due = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    outcomes = [AttemptOutcome(retried, Attempt.RETRY, retry_after=policy.RETRY_DELAY),
+                AttemptOutcome(delivered, Attempt.DELIVERED), AttemptOutcome(not_due, Attempt.NOT_DUE, due_in=3.0)]
+    monkeypatch.setattr(tasks, "deliveries_attempt", lambda *, delivery_ids: outcomes)
+    published = []
+    monkeypatch.setattr(tasks, "delivery_enqueue",
+                        lambda *, delivery_id, countdown: published.append((delivery_id, countdown)))
+
+    tasks.deliveries_send_task([str(o.delivery_id) for o in outcomes])
+
+    assert published == [(retried, policy.RETRY_DELAY)]
+
+
 def test_runs_prune_keeps_the_newest_ten_of_each_webhook():
     hooks = [Webhook.objects.create(url=f"http://127.0.0.1:9/{n}") for n in range(2)]
     for hook in hooks:
@@ -185,10 +229,6 @@ def test_a_broker_failure_while_enqueueing_a_fan_out_leaves_every_delivery_pendi
 
 
 def test_a_claim_lost_three_times_is_given_up(endpoint):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
     hook = Webhook.objects.create(url="http://127.0.0.1:9/a")
     [alert] = alerts_raise([pii(endpoint)])
     delivery = WebhookDelivery.objects.get(alert=alert)
