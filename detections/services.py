@@ -82,7 +82,7 @@ def alerts_raise(candidates: Iterable[AlertCandidate]) -> list[Alert]:
         inserted = set(Alert.objects.filter(uuid__in=[a.uuid for a in new]).values_list("uuid", flat=True))
         created = [a for a in new if a.uuid in inserted]
         if created:
-            from webhooks.services import alerts_fan_out
+            from webhooks.services.fan_out import alerts_fan_out
 
             alerts_fan_out(alerts=created)
             logger.info("raised %d alert(s)", len(created))

@@ -6,26 +6,30 @@ import uuid
 from django.db import models
 from django.utils import timezone
 
+from . import policy
+
 
 class Webhook(models.Model):
     """An HTTP receiver of alerts.
 
     It receives an alert when ``alert_types`` is empty or contains the alert's type and ``hosts``
-    is empty or contains the alert's host. ``max_retries`` counts retries after a 5xx answer.
+    is empty or contains the alert's host. ``max_retries`` counts retries after a 5xx answer
+    (default and limit: ``policy.DEFAULT_MAX_RETRIES``, ``policy.MAX_RETRIES_LIMIT``).
     """
 
     uuid = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     url = models.CharField(max_length=2048)
     alert_types = models.JSONField(default=list, blank=True)
     hosts = models.JSONField(default=list, blank=True)
-    max_retries = models.PositiveSmallIntegerField(default=3)
+    max_retries = models.PositiveSmallIntegerField(default=policy.DEFAULT_MAX_RETRIES)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-created_at", "uuid"]
         constraints = [
-            models.CheckConstraint(condition=models.Q(max_retries__lte=10), name="webhook_max_retries_range"),
+            models.CheckConstraint(condition=models.Q(max_retries__lte=policy.MAX_RETRIES_LIMIT),
+                                  name="webhook_max_retries_range"),
         ]
 
     def __str__(self) -> str:
@@ -75,13 +79,13 @@ class WebhookDelivery(models.Model):
     class Meta:
         verbose_name_plural = "webhook deliveries"
         indexes = [
-            # Read by webhooks.services.deliveries_sweep: only unfinished rows.
+            # Read by webhooks.services.sweep.deliveries_sweep: only unfinished rows.
             models.Index(
                 fields=["next_attempt_at"],
                 name="delivery_unfinished",
                 condition=models.Q(status__in=["PENDING", "SENDING"]),
             ),
-            # Read by webhooks.services.deliveries_prune: finished rows by age.
+            # Read by webhooks.services.sweep.deliveries_prune: finished rows by age.
             models.Index(
                 fields=["finished_at"],
                 name="delivery_finished",
@@ -94,9 +98,10 @@ class WebhookDelivery(models.Model):
 
 
 class WebhookRun(models.Model):
-    """One delivery attempt as shown in the webhook's ``runs`` (the newest 10 per webhook are kept).
+    """One delivery attempt as shown in the webhook's ``runs`` (the newest ``policy.RUNS_KEPT`` per
+    webhook are kept).
 
-    ``msg`` is the error text or the receiver's answer, at most 1,000 characters; ``status_code``
+    ``msg`` is the error text or the receiver's answer, at most ``policy.MSG_MAX_CHARS`` characters; ``status_code``
     is null when no HTTP answer arrived (timeout, connection failure, refused target).
     """
 
@@ -113,7 +118,7 @@ class WebhookRun(models.Model):
 
     class Meta:
         indexes = [
-            # The webhook's runs (newest first) and pruning to the newest 10.
+            # The webhook's runs (newest first) and pruning to the newest RUNS_KEPT.
             models.Index(fields=["webhook", "-created_at", "-id"], name="webhook_run_recent"),
         ]
 

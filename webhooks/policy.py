@@ -5,6 +5,8 @@ from datetime import timedelta
 REQUEST_TIMEOUT = 0.250
 # Pause between attempts after a 5xx answer (SPEC: 500 ms).
 RETRY_DELAY = 0.500
+# Shortest wait before coming back to a delivery that is not due yet (an early copy of its message).
+NOT_DUE_MIN_WAIT = 0.01
 # Default and maximum number of retries after a 5xx answer (SPEC default 3; DECISIONS 0–10).
 DEFAULT_MAX_RETRIES = 3
 MAX_RETRIES_LIMIT = 10

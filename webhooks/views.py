@@ -9,7 +9,7 @@ from core.errors import validate
 from core.openapi import SUCCESS, TOTAL_COUNT_NOTE, UNAUTHORIZED, VALIDATION, json_string
 from core.scopes import Scope, requires_scope
 
-from . import services
+from .services import management
 from .serializers import WebhookInputSerializer, WebhookSerializer
 
 URL_MASK_NOTE = ("For keys other than `admin`, credentials inside `url` are `[REDACTED]` (user and password, "
@@ -36,7 +36,7 @@ class WebhookCreateView(APIView):
     def post(self, request):
         serializer = WebhookInputSerializer(data=request.data)
         validate(serializer)
-        hook = services.webhook_create(**serializer.service_kwargs())
+        hook = management.webhook_create(**serializer.service_kwargs())
         return Response(WebhookSerializer(hook, context={"request": request}).data, status=201)
 
 
@@ -52,7 +52,7 @@ class WebhooksView(APIView):
         tags=["webhooks"],
     )
     def get(self, request):
-        hooks = services.webhooks_list()
+        hooks = management.webhooks_list()
         response = Response(WebhookSerializer(hooks, many=True, context={"request": request}).data)
         response["X-Total-Count"] = str(len(hooks))
         return response
@@ -70,7 +70,7 @@ class WebhookView(APIView):
         tags=["webhooks"],
     )
     def get(self, request, webhook_id: str):
-        hook = services.webhook_get(webhook_id=webhook_id)
+        hook = management.webhook_get(webhook_id=webhook_id)
         return Response(WebhookSerializer(hook, context={"request": request}).data)
 
     @requires_scope(Scope.ADMIN)
@@ -83,10 +83,10 @@ class WebhookView(APIView):
         tags=["webhooks"],
     )
     def put(self, request, webhook_id: str):
-        services.webhook_get(webhook_id=webhook_id)  # 404 before validation errors
+        management.webhook_get(webhook_id=webhook_id)  # 404 before validation errors
         serializer = WebhookInputSerializer(data=request.data, partial=True)
         validate(serializer)
-        hook = services.webhook_update(webhook_id=webhook_id, **serializer.service_kwargs())
+        hook = management.webhook_update(webhook_id=webhook_id, **serializer.service_kwargs())
         return Response(WebhookSerializer(hook, context={"request": request}).data)
 
     @requires_scope(Scope.ADMIN)
@@ -98,5 +98,5 @@ class WebhookView(APIView):
         tags=["webhooks"],
     )
     def delete(self, request, webhook_id: str):
-        services.webhook_delete(webhook_id=webhook_id)
+        management.webhook_delete(webhook_id=webhook_id)
         return Response("Success")

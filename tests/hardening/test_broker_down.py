@@ -17,7 +17,7 @@ from tests.inventory.ingest_support import raw_trace
 from tests.testgen.conftest import SHOP, set_env, shop  # noqa: F401 (fixtures)
 from testgen.models import TestRun
 from webhooks.models import Webhook, WebhookDelivery
-from webhooks.services import deliveries_sweep
+from webhooks.services.sweep import deliveries_sweep
 
 from .conftest import _app_broker_set
 

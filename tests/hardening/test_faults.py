@@ -26,7 +26,7 @@ from tests.factories import EndpointFactory, HostFactory
 from tests.inventory.ingest_support import raw_trace, seeded_transactional_db  # noqa: F401 (fixture)
 from webhooks import policy
 from webhooks.models import WebhookDelivery
-from webhooks.services import deliveries_sweep
+from webhooks.services.sweep import deliveries_sweep
 
 from tests.support.processes import wait_for
 

@@ -23,7 +23,7 @@ from detections.services import AlertCandidate, alerts_raise
 from tests.factories import EndpointFactory, HostFactory
 from webhooks import http
 from webhooks.models import Webhook, WebhookDelivery, WebhookRun
-from webhooks.services import delivery_attempt
+from webhooks.services.attempt import Attempt, deliveries_attempt
 
 pytestmark = pytest.mark.django_db
 
@@ -171,9 +171,9 @@ def test_dns_changed_after_creation_is_refused_at_delivery_before_any_connection
     delivery = raise_alert(endpoint)
     dns["hooks.partner.example"] = address  # DNS rebinding, or a record changed by its owner
 
-    outcome = delivery_attempt(delivery_id=delivery.uuid)
+    [outcome] = deliveries_attempt(delivery_ids=[delivery.uuid])
 
-    assert outcome.retry_in is None  # a refused target is not retried
+    assert outcome.result is Attempt.GIVEN_UP  # a refused target is not retried
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("FAILED", 1)
     [run] = WebhookRun.objects.filter(delivery=delivery)
@@ -233,12 +233,12 @@ def test_a_redirect_to_a_private_address_is_not_followed(
         assert response.status_code == 201
         delivery = raise_alert(endpoint)
 
-        outcome = delivery_attempt(delivery_id=delivery.uuid)
+        [outcome] = deliveries_attempt(delivery_ids=[delivery.uuid])
     finally:
         internal.close()
         receiver.close()
 
-    assert outcome.retry_in is None
+    assert outcome.result is Attempt.GIVEN_UP  # not retried
     assert receiver.hits == ["/in"]
     assert internal.hits == []
     assert connections == ["127.0.0.2"]  # nothing else was even tried

@@ -1,15 +1,21 @@
 """Fan-out: alerts and their pending deliveries are written together; sending starts after commit."""
 from __future__ import annotations
 
+import uuid
+from datetime import timedelta
+
 import pytest
 from django.db import transaction
+from django.utils import timezone
 
 from core.enums import AlertType
 from detections.models import Alert
 from detections.services import AlertCandidate, alerts_raise
 from tests.factories import EndpointFactory, HostFactory
+from webhooks import policy
 from webhooks.models import Webhook, WebhookDelivery, WebhookRun
-from webhooks.services import delivery_attempt, deliveries_sweep, runs_prune
+from webhooks.services.attempt import Attempt, AttemptOutcome, deliveries_attempt
+from webhooks.services.sweep import deliveries_sweep, runs_prune
 
 pytestmark = pytest.mark.django_db
 
@@ -83,9 +89,9 @@ def test_private_target_is_refused_at_send_without_the_switch(endpoint, settings
     delivery = WebhookDelivery.objects.get(alert=alert)
     settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = False
 
-    outcome = delivery_attempt(delivery_id=delivery.uuid)
+    [outcome] = deliveries_attempt(delivery_ids=[delivery.uuid])
 
-    assert outcome.retry_in is None
+    assert outcome.result is Attempt.GIVEN_UP  # not retried
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("FAILED", 1)
     [run] = hook.runs.all()
@@ -98,9 +104,9 @@ def test_connection_failure_ends_the_delivery(endpoint, unused_port):
     [alert] = alerts_raise([pii(endpoint)])
     delivery = WebhookDelivery.objects.get(alert=alert)
 
-    outcome = delivery_attempt(delivery_id=delivery.uuid)
+    [outcome] = deliveries_attempt(delivery_ids=[delivery.uuid])
 
-    assert outcome.retry_in is None
+    assert outcome.result is Attempt.GIVEN_UP  # not retried
     delivery.refresh_from_db()
     assert delivery.status == "FAILED"
     [run] = WebhookRun.objects.filter(delivery=delivery)
@@ -112,11 +118,51 @@ def test_a_finished_delivery_is_not_sent_again(endpoint, unused_port):
     Webhook.objects.create(url=f"http://127.0.0.1:{unused_port}/hook")
     [alert] = alerts_raise([pii(endpoint)])
     delivery = WebhookDelivery.objects.get(alert=alert)
-    delivery_attempt(delivery_id=delivery.uuid)
+    deliveries_attempt(delivery_ids=[delivery.uuid])
 
-    delivery_attempt(delivery_id=delivery.uuid)
+    [again] = deliveries_attempt(delivery_ids=[delivery.uuid])
 
+    assert again.result is Attempt.NOT_CLAIMED
     assert WebhookRun.objects.filter(delivery=delivery).count() == 1
+
+
+
+def test_a_delivery_not_due_yet_is_not_attempted_and_says_when_it_falls_due(endpoint):
+    Webhook.objects.create(url="http://127.0.0.1:9/hook")
+    [alert] = alerts_raise([pii(endpoint)])
+    delivery = WebhookDelivery.objects.get(alert=alert)
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now() + timedelta(seconds=5))
+
+    [outcome] = deliveries_attempt(delivery_ids=[delivery.uuid])
+
+    assert outcome.result is Attempt.NOT_DUE and not outcome.attempted
+    assert 4 < outcome.due_in <= 5
+    assert outcome.retry_after is None  # "not due yet" is not a retry delay
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("PENDING", 0)
+    assert not WebhookRun.objects.exists()
+
+
+def test_a_delivery_that_no_longer_exists_is_gone():
+    [outcome] = deliveries_attempt(delivery_ids=[uuid.uuid4()])
+
+    assert outcome.result is Attempt.GONE
+
+
+def test_the_batched_task_publishes_the_retries_the_service_reports_and_nothing_else(monkeypatch):
+    from webhooks import tasks
+
+    retried, delivered, not_due = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    outcomes = [AttemptOutcome(retried, Attempt.RETRY, retry_after=policy.RETRY_DELAY),
+                AttemptOutcome(delivered, Attempt.DELIVERED), AttemptOutcome(not_due, Attempt.NOT_DUE, due_in=3.0)]
+    monkeypatch.setattr(tasks, "deliveries_attempt", lambda *, delivery_ids: outcomes)
+    published = []
+    monkeypatch.setattr(tasks, "delivery_enqueue",
+                        lambda *, delivery_id, countdown: published.append((delivery_id, countdown)))
+
+    tasks.deliveries_send_task([str(o.delivery_id) for o in outcomes])
+
+    assert published == [(retried, policy.RETRY_DELAY)]
 
 
 def test_runs_prune_keeps_the_newest_ten_of_each_webhook():
@@ -145,11 +191,11 @@ def test_runs_prune_of_some_webhooks_leaves_the_others_alone():
 
 def test_a_fan_out_is_enqueued_in_tasks_of_twenty_deliveries(endpoint, django_capture_on_commit_callbacks,
                                                               monkeypatch):
-    from webhooks import services
+    from webhooks.services import fan_out
 
     hooks = [Webhook.objects.create(url=f"http://127.0.0.1:9/{n}") for n in range(45)]
     sent: list[list] = []
-    monkeypatch.setattr(services, "deliveries_enqueue", lambda *, delivery_ids: sent.append(list(delivery_ids)))
+    monkeypatch.setattr(fan_out, "deliveries_enqueue", lambda *, delivery_ids: sent.append(list(delivery_ids)))
     with django_capture_on_commit_callbacks(execute=True):
         [alert] = alerts_raise([pii(endpoint)])
 
@@ -161,7 +207,7 @@ def test_a_fan_out_is_enqueued_in_tasks_of_twenty_deliveries(endpoint, django_ca
 
 def test_a_broker_failure_while_enqueueing_a_fan_out_leaves_every_delivery_pending(
         endpoint, django_capture_on_commit_callbacks, monkeypatch, caplog):
-    from webhooks import services
+    from webhooks.services import fan_out
 
     for n in range(25):
         Webhook.objects.create(url=f"http://127.0.0.1:9/{n}")
@@ -171,7 +217,7 @@ def test_a_broker_failure_while_enqueueing_a_fan_out_leaves_every_delivery_pendi
         calls.append(delivery_ids)
         raise ConnectionError("broker unreachable")
 
-    monkeypatch.setattr(services, "deliveries_enqueue", broker_down)
+    monkeypatch.setattr(fan_out, "deliveries_enqueue", broker_down)
     with django_capture_on_commit_callbacks(execute=True):
         [alert] = alerts_raise([pii(endpoint)])  # no exception reaches the committer
 
@@ -183,10 +229,6 @@ def test_a_broker_failure_while_enqueueing_a_fan_out_leaves_every_delivery_pendi
 
 
 def test_a_claim_lost_three_times_is_given_up(endpoint):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
     hook = Webhook.objects.create(url="http://127.0.0.1:9/a")
     [alert] = alerts_raise([pii(endpoint)])
     delivery = WebhookDelivery.objects.get(alert=alert)

@@ -1,0 +1,181 @@
+"""THE delivery attempt: claim, POST, record, and say what happened (DECISIONS §7).
+
+One service, :func:`deliveries_attempt`, serves both send tasks: the batched first attempts of a
+fan-out (up to ``policy.DELIVERIES_PER_TASK`` deliveries, POSTed concurrently) and the single
+delivery of a retry or a sweep re-send (a batch of one). It returns one :class:`AttemptOutcome`
+per delivery and never enqueues anything: whether and when to run again is the task's decision
+(``webhooks.tasks``).
+
+Contract:
+
+* claim: PENDING and due → SENDING, ``attempts + 1``, ``claimed_at`` set — one conditional update
+  for the whole batch, so a duplicate message, a late retry or a sweep re-send finds nothing to
+  claim and gets :attr:`Attempt.NOT_CLAIMED` / :attr:`Attempt.NOT_DUE` / :attr:`Attempt.GONE`;
+* no transaction is open during the requests; each request has the whole-request budget
+  ``policy.REQUEST_TIMEOUT`` and carries ``X-Delivery-Id`` (the delivery's uuid, the same on every
+  attempt) and ``X-Delivery-Attempt``;
+* one transaction then records every attempt of the claim: the webhooks are locked (NO KEY
+  UPDATE, in key order), the runs written, each webhook's history pruned to ``policy.RUNS_KEPT``,
+  and each delivery moved — only where its claim still stands — to DONE (2xx), PENDING due
+  ``policy.RETRY_DELAY`` later (a 5xx with retries left, ``policy.should_retry``) or FAILED.
+"""
+from __future__ import annotations
+
+import enum
+import logging
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
+
+import orjson
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from .. import http, policy
+from ..models import Webhook, WebhookDelivery, WebhookRun
+from .sweep import runs_prune
+
+logger = logging.getLogger(__name__)
+
+USER_AGENT = "apiscope-webhooks/1.0"
+
+
+class Attempt(enum.StrEnum):
+    """What became of one delivery in :func:`deliveries_attempt`."""
+
+    DELIVERED = "delivered"      # sent, 2xx: DONE
+    RETRY = "retry"              # sent, 5xx with retries left: PENDING, due ``retry_after`` seconds later
+    GIVEN_UP = "given up"        # sent or refused, anything else (or no retries left): FAILED
+    NOT_DUE = "not due"          # PENDING but due later (an early copy of its message): due in ``due_in`` seconds
+    NOT_CLAIMED = "not claimed"  # finished, or another worker holds it: nothing to do
+    GONE = "gone"                # the delivery no longer exists (its webhook was deleted)
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    """The outcome of one delivery. ``retry_after`` is set only for :attr:`Attempt.RETRY` (the pause
+    before the next attempt); ``due_in`` only for :attr:`Attempt.NOT_DUE` (when the delivery falls due)."""
+
+    delivery_id: uuid.UUID
+    result: Attempt
+    retry_after: float | None = None
+    due_in: float | None = None
+
+    @property
+    def attempted(self) -> bool:
+        """Whether this call made (and recorded) an attempt of the delivery."""
+        return self.result in (Attempt.DELIVERED, Attempt.RETRY, Attempt.GIVEN_UP)
+
+
+def deliveries_attempt(*, delivery_ids: list) -> list[AttemptOutcome]:
+    """Attempt each delivery of ``delivery_ids`` that is due and that nobody else holds.
+
+    Claimed in one conditional update, POSTed concurrently (inline for a single delivery),
+    recorded in one transaction (see the module's contract). Returns one outcome per distinct id,
+    in the order given. Safe to call twice with the same ids: the second call claims nothing.
+    """
+    ids = list(dict.fromkeys(uuid.UUID(str(i)) for i in delivery_ids))
+    now = timezone.now()
+    Status = WebhookDelivery.Status
+    WebhookDelivery.objects.filter(pk__in=ids, status=Status.PENDING, next_attempt_at__lte=now).update(
+        status=Status.SENDING, claimed_at=now, attempts=F("attempts") + 1, updated_at=now)
+    claimed = list(WebhookDelivery.objects.select_related("webhook")
+                   .filter(pk__in=ids, status=Status.SENDING, claimed_at=now).order_by("uuid"))
+    outcomes: dict = {}
+    if claimed:
+        if len(claimed) == 1:
+            results = [_send(claimed[0])]
+        else:
+            with ThreadPoolExecutor(max_workers=min(len(claimed), policy.DELIVERIES_PER_TASK),
+                                    thread_name_prefix="webhook-send") as senders:
+                results = list(senders.map(_send, claimed))
+        outcomes.update((o.delivery_id, o) for o in _attempts_record(list(zip(claimed, results)), claimed_at=now))
+    unclaimed = [i for i in ids if i not in outcomes]
+    if unclaimed:
+        outcomes.update(_unclaimed_outcomes(unclaimed, now=now))
+    return [outcomes[i] for i in ids]
+
+
+def _unclaimed_outcomes(ids: list, *, now) -> dict:
+    """Why each of ``ids`` was not claimed: gone, not due yet (and when it is), or finished/held."""
+    rows = {row["uuid"]: row for row in WebhookDelivery.objects.filter(pk__in=ids)
+            .values("uuid", "status", "next_attempt_at")}
+    outcomes = {}
+    for delivery_id in ids:
+        row = rows.get(delivery_id)
+        if row is None:
+            outcomes[delivery_id] = AttemptOutcome(delivery_id, Attempt.GONE)
+        elif row["status"] == WebhookDelivery.Status.PENDING:
+            due_in = max((row["next_attempt_at"] - now).total_seconds(), policy.NOT_DUE_MIN_WAIT)
+            outcomes[delivery_id] = AttemptOutcome(delivery_id, Attempt.NOT_DUE, due_in=due_in)
+        else:
+            outcomes[delivery_id] = AttemptOutcome(delivery_id, Attempt.NOT_CLAIMED)
+    return outcomes
+
+
+def _send(delivery: WebhookDelivery) -> http.SendResult:
+    """POST the delivery's payload snapshot to its webhook (no database access: runs in threads)."""
+    return http.post_json(
+        delivery.webhook.url,
+        orjson.dumps(delivery.payload),
+        headers={
+            "User-Agent": USER_AGENT,
+            "X-Delivery-Id": str(delivery.uuid),
+            "X-Delivery-Attempt": str(delivery.attempts),
+        },
+        timeout=policy.REQUEST_TIMEOUT,
+    )
+
+
+def _attempts_record(sent: list[tuple[WebhookDelivery, http.SendResult]], *, claimed_at) -> list[AttemptOutcome]:
+    """Record attempts made under one claim: their runs, each webhook's history pruned, the deliveries'
+    next state. One transaction, a fixed number of queries; outcomes in the order given."""
+    Status = WebhookDelivery.Status
+    outcomes: list[AttemptOutcome] = []
+    with transaction.atomic():
+        # Lock the webhooks (in key order: no deadlock between workers): attempts of one webhook are
+        # recorded and pruned one transaction at a time, so its history holds exactly the newest
+        # RUNS_KEPT even with several workers. NO KEY UPDATE: a fan-out creating deliveries of these
+        # webhooks meanwhile (its foreign-key checks take KEY SHARE) does not wait for us.
+        hooks = {h.pk: h for h in Webhook.objects.select_for_update(no_key=True)
+                 .filter(pk__in={d.webhook_id for d, _ in sent}).order_by("pk")}
+        now = timezone.now()
+        runs, transitions = [], {}
+        for delivery, result in sent:
+            hook = hooks.get(delivery.webhook_id)
+            if hook is None:  # deleted meanwhile, with its deliveries
+                outcomes.append(AttemptOutcome(delivery.uuid, Attempt.GONE))
+                continue
+            msg = (result.error if result.error and result.status_code is None else result.answer)
+            runs.append(WebhookRun(
+                webhook=hook, delivery_id=delivery.uuid, attempt=delivery.attempts, ok=result.ok,
+                status_code=result.status_code, msg=msg[: policy.MSG_MAX_CHARS], payload=delivery.payload,
+                duration_ms=result.duration_ms,
+            ))
+            retry = policy.should_retry(
+                status_code=result.status_code, attempts_made=delivery.attempts, max_retries=hook.max_retries
+            )
+            state = "retry" if retry else (Status.DONE if result.ok else Status.FAILED)
+            transitions.setdefault(state, []).append(delivery.uuid)
+            outcomes.append(
+                AttemptOutcome(delivery.uuid, Attempt.RETRY, retry_after=policy.RETRY_DELAY) if retry
+                else AttemptOutcome(delivery.uuid, Attempt.DELIVERED if result.ok else Attempt.GIVEN_UP))
+            logger.info(
+                "delivery %s attempt %d to webhook %s: %s",
+                delivery.uuid, delivery.attempts, delivery.webhook_id,
+                result.status_code if result.status_code is not None else ("timeout" if result.timed_out else "error"),
+            )
+        WebhookRun.objects.bulk_create(runs)
+        runs_prune(webhook_ids=list(hooks))
+        for state, ids in transitions.items():
+            if state == "retry":
+                changes = {"status": Status.PENDING, "enqueued_at": now,
+                           "next_attempt_at": now + timedelta(seconds=policy.RETRY_DELAY)}
+            else:
+                changes = {"status": state, "finished_at": now}
+            # Only where our claim still stands (the sweep takes back claims older than CLAIM_LEASE).
+            WebhookDelivery.objects.filter(pk__in=ids, status=Status.SENDING, claimed_at=claimed_at).update(
+                updated_at=now, **changes)
+    return outcomes
