@@ -91,10 +91,8 @@ def target_check(url: str) -> None:
     except TimeoutError:
         if not _allow_private():
             raise TargetError(f"Could not resolve host {target.host} in time.") from None
-    except TargetRefused:
-        raise
-    except TargetError:
-        if not _allow_private():
+    except TargetError as exc:  # a refusal always stands; an unresolvable name only without the switch
+        if isinstance(exc, TargetRefused) or not _allow_private():
             raise
 
 
