@@ -12,8 +12,8 @@ from typing import Any
 
 from core.userregex import scope
 
-from .compiled import CompiledSpec, deref
 from ..specregex import additional_keys
+from .compiled import CompiledSpec, deref
 
 REDACTED = "[REDACTED]"
 MAX_FINDINGS_SEEN = 50  # schema errors read per body before the worst are chosen

@@ -17,6 +17,7 @@ from detections.specs import spec_create
 from inventory.models import Endpoint
 from tests.detections.rules_support import batch_view, response, spec_diff
 from tests.factories import EndpointFactory, HostFactory
+from tests.inventory.ingest_support import ingest, processed_trace, raw_trace, stored_traces_text  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -199,3 +200,35 @@ def test_a_batch_costs_a_bounded_number_of_queries_and_the_rule_none(petstore, h
     ]
     assert Endpoint.objects.get(pk=pet.pk).openapi_spec_name == "petstore"
     assert Endpoint.objects.get(pk=orders.pk).openapi_spec_name is None
+
+
+# ---- through the ingestion route: the pipeline's own batch ---------------------------------------
+
+def test_the_rule_reads_the_pipelines_parse_of_a_body_before_redaction(petstore, ingest, monkeypatch):
+    from types import SimpleNamespace
+
+    from detections.rules import openapi as rule
+
+    def read_again(*args, **kwargs):
+        raise AssertionError("a body the pipeline parsed as JSON was parsed again")
+
+    monkeypatch.setattr(rule, "json", SimpleNamespace(loads=read_again))
+    ingest(raw_trace(host="shop.example.com", path="/v1/pets/7", response_body={"id": "ada@example.com", "name": "Rex"}))
+
+    # The email in 'id' is redacted in the stored trace; the rule saw it before, as a string.
+    assert list(Alert.objects.filter(type="Open API Spec Diff").values_list("description", flat=True)) == [
+        "Response body of GET /v1/pets/{param1} on shop.example.com (status 200) does not match OpenAPI spec "
+        "'petstore': field 'id' is not of type integer."
+    ]
+    assert "ada@example.com" not in stored_traces_text()
+    assert Endpoint.objects.get(path="/v1/pets/{param1}").openapi_spec_name == "petstore"
+
+
+def test_a_usage_only_v2_trace_is_compared_too(petstore, ingest):
+    trace = processed_trace(analysisType="partial")
+    trace["request"]["url"] = {"host": "shop.example.com", "path": "/v1/orders/9", "parameters": []}
+    ingest(trace, url="/api/v2/log-request/batch")
+
+    assert list(Alert.objects.filter(type="Open API Spec Diff").values_list("description", flat=True)) == [
+        "Endpoint GET /v1/orders/{param1} on shop.example.com is not documented in OpenAPI spec 'petstore'."
+    ]
