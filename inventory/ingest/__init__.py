@@ -4,7 +4,7 @@
 * ``accept`` — store a batch, enqueue its analysis, backpressure, lost-message sweep
 * ``pipeline`` — the batch analysis the Celery task runs (bounded queries, bulk writes)
 * ``traces``, ``paths``, ``fields``, ``analysis``, ``credentials``, ``redact``,
-  ``classes``, ``alerts``, ``sql`` — the pieces it is made of
+  ``classes``, ``sql`` — the pieces it is made of (the alert rules it runs are ``detections.rules``)
 * ``agent_config`` — ``GET /api/v1/agent-config``
 * ``har``, ``demo`` — HAR import and demo traffic (management commands, benchmark)
 * ``maintenance`` — retention and pruning
