@@ -49,8 +49,9 @@ class WireField:
 
     ``type`` is the documented JSON type; ``lenient`` lists the other JSON types accepted and
     coerced (see the module). ``fields`` are an object's keys (or, for an array, its items' keys);
-    ``items`` an array's item type, ``values`` an object-as-map's value type. ``documented`` is False
-    for keys some agents send that the schema leaves out (read, never required).
+    ``items`` an array's item type, ``values`` an object-as-map's value type. ``blank``: an empty
+    string is accepted (strings). ``documented`` is False for keys some agents send that the schema
+    leaves out (read, never required).
     """
 
     name: str
@@ -61,6 +62,7 @@ class WireField:
     fields: tuple[WireField, ...] = ()
     items: str | None = None
     values: str | None = None
+    blank: bool = True
     documented: bool = True
 
 
@@ -101,7 +103,7 @@ RAW_TRACE = (
         )),
         _pairs("headers"),
         _body("body"),
-        _scalar("method", required=True),
+        _scalar("method", required=True, blank=False),
     )),
     WireField("response", "object", required=True, fields=(
         _scalar("status", "number", required=True, lenient=("string",)),
@@ -137,7 +139,7 @@ PROCESSED_TRACE = RAW_TRACE + (
         _scalar("authType", nullable=True),
     )),
     _scalar("redacted", "boolean"),
-    _scalar("analysisType", nullable=True),
+    _scalar("analysisType", nullable=True, blank=False),
     WireField("graphqlPaths", "array", items="string", documented=False),
     WireField("encryption", "object", documented=False),
 )
