@@ -92,6 +92,8 @@ def _check_body(value: Any, path: list, issues: _Issues) -> int:
 
 
 def _check_status(value: Any, path: list, issues: _Issues) -> None:
+    if type(value) is int and STATUS_MIN <= value <= STATUS_MAX:
+        return  # what agents send; the rest goes through the wire rule
     number = status_number(value)
     if number is None or number != int(number):
         issues.type_error(path, "number", value)
@@ -119,7 +121,9 @@ def _check_trace(trace: Any, path: list, issues: _Issues, *, processed: bool) ->
         return 0
     size = _check_request(_get(trace, "request"), [*path, "request"], issues)
     size += _check_response(_get(trace, "response"), [*path, "response"], issues)
-    _check_object_or_null(_get(trace, "meta"), [*path, "meta"], issues)
+    meta = trace.get("meta")
+    if meta is not None and not isinstance(meta, dict):
+        issues.type_error([*path, "meta"], "object", meta)
     if processed:
         _check_processed(trace, path, issues)
     return size
