@@ -22,7 +22,7 @@ from .wire import (
     endpoint_path_read,
     graphql_paths_read,
     host_raw,
-    meta_text_read,
+    short_text,
     method_read,
     pairs_read,
     port_read,
@@ -107,8 +107,8 @@ def _processed(raw: object) -> Processed | None:
                 parsed = agent_key(key) if isinstance(key, str) else None
                 if parsed is not None and isinstance(names, list):
                     target[parsed] = [n for n in names if isinstance(n, str)]
-    out.request_content_type = meta_text_read(raw.get("requestContentType"))
-    out.response_content_type = meta_text_read(raw.get("responseContentType"))
+    out.request_content_type = short_text(raw.get("requestContentType"))
+    out.response_content_type = short_text(raw.get("responseContentType"))
     return out
 
 
@@ -159,7 +159,7 @@ def _meta(meta_in: object) -> dict:
             meta[key] = port_read(meta[key])
     for key in ("source", "destination", "originalSource", "environment", "metloSource"):
         if key in meta and meta[key] is not None:
-            meta[key] = meta_text_read(meta[key])
+            meta[key] = short_text(meta[key])
     return meta
 
 

@@ -30,7 +30,7 @@ from inventory.patterns.normalize import host_normalize
 STATUS_MIN, STATUS_MAX = 100, 599
 METHOD_MAX_LENGTH = 16
 ANALYSIS_TYPES = ("full", "partial")
-META_TEXT_MAX = 255
+SHORT_TEXT_MAX = 255
 PORT_MAX = 16
 # A header or parameter value: any JSON scalar (read as text by :func:`text`).
 PAIR_VALUE_TYPES = (str, int, float, bool, type(None))
@@ -233,8 +233,8 @@ def port_read(value: object) -> str | None:
     return text(value)[:PORT_MAX]
 
 
-def meta_text_read(value: object) -> str:
-    return text(value)[:META_TEXT_MAX]
+def short_text(value: object) -> str:
+    return text(value)[:SHORT_TEXT_MAX]
 
 
 def endpoint_path_read(raw: dict, url: dict, processed_data: object) -> object:
