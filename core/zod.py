@@ -3,7 +3,9 @@
 Metlo's clients read validation failures in zod's shape, so each DRF error
 code is translated to the zod issue code a zod schema would have produced
 for the same input (``invalid_type``, ``invalid_enum_value``, ``too_big``,
-``too_small``, ``invalid_string``), with zod's extra keys.
+``too_small``, ``invalid_string``), with zod's extra keys. The constructors
+(``issue_required``, ``issue_wrong_type``, ``issue_too_big``…) also serve code
+that checks JSON by hand, like the ingestion routes' accept-time check.
 """
 from __future__ import annotations
 
@@ -81,8 +83,8 @@ def _value_at(data: Any, key: Any) -> Any:
 
 
 # ---------------------------------------------------------------- one constructor per zod issue code
-# Every zod issue this service writes is built here, with zod's keys in zod's order (the error
-# bodies are contract: DECISIONS §3).
+# With zod's keys in zod's order (the error bodies are contract: DECISIONS §3). The DRF translation
+# below and the hand-written ingestion check (inventory/ingest/validation.py) build issues with them.
 
 def issue_required(path: list, expected: str) -> ZodIssue:
     """``invalid_type`` for an absent key: received ``undefined``, message ``Required``."""
@@ -130,6 +132,7 @@ def issue_invalid_string(path: list, validation: str, message: str | None = None
 
 
 def issue_custom(path: list, message: str) -> ZodIssue:
+    """``custom``: a rule zod has no code for."""
     return {"code": "custom", "path": path, "message": message}
 
 
