@@ -9,7 +9,7 @@ other pending batches along with its own (up to 1,000 traces) and analyses them
 together: the per-batch queries are shared, so throughput rises with the load.
 
 An analysis costs a bounded number of queries whatever its size (about twenty,
-see ``store.py``); CPU-bound work (parsing, detection, the OpenAPI rules,
+see the ``store`` package); CPU-bound work (parsing, detection, the OpenAPI rules,
 redaction) runs before any shared row is written. The alert rules
 (``detections.rules``) read one ``BatchView`` of the batch and return
 candidates; linking endpoints to the uploaded specs that document them is a
