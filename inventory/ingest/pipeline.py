@@ -29,6 +29,7 @@ from detections.services import alerts_raise
 from detections.specdiff import spec_diff_batch
 from inventory.counts import inventory_changed
 from inventory.models import IngestBatch
+from webhooks.services.fan_out import alerts_fan_out
 
 from .alerts import AlertCollector
 from .analysis import Detections, TraceResult, trace_analyze
@@ -224,12 +225,16 @@ def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bo
     candidates = _alerts(matched, results, fields).candidates()
     # Open API Spec Diff (detections.specdiff): every matched trace, before redaction.
     candidates += spec_diff_batch([(endpoint, trace) for trace, endpoint in matched])
-    outcome.alerts_raised = len(alerts_raise(candidates))
+    # Offered to the webhooks below, once the endpoints carry this analysis' risk (DECISIONS §6).
+    raised = alerts_raise(candidates, fan_out=False)
+    outcome.alerts_raised = len(raised)
     clock.lap("alerts")
     # ---- rows shared by every batch: last, just before commit
     fields.touch()
     observations_store(matched, hosts)
     listed_changed = endpoints_update(matched, results, risk_changes)
+    # Payload counts (meta.totalSensitiveEndpoints) read the risk written just above.
+    alerts_fan_out(alerts=raised)
     if listed_changed or outcome.hosts_created or outcome.endpoints_created or outcome.fields_created:
         inventory_changed()  # cached list totals (inventory.counts) are recomputed
     clock.lap("usage and endpoints write")
