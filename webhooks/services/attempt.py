@@ -9,8 +9,10 @@ per delivery and never enqueues anything: whether and when to run again is the t
 Contract:
 
 * claim: PENDING and due → SENDING, ``attempts + 1``, ``claimed_at`` set — one conditional update
-  for the whole batch, so a duplicate message, a late retry or a sweep re-send finds nothing to
-  claim and gets :attr:`Attempt.NOT_CLAIMED` / :attr:`Attempt.NOT_DUE` / :attr:`Attempt.GONE`;
+  for the whole batch, within each webhook's free slots (``services.pacing``), so a duplicate
+  message, a late retry or a sweep re-send finds nothing to claim and gets
+  :attr:`Attempt.NOT_CLAIMED` / :attr:`Attempt.NOT_DUE` / :attr:`Attempt.GONE`, and a delivery whose
+  webhook has ``policy.max_in_flight()`` deliveries in flight gets :attr:`Attempt.WAITING`;
 * no transaction is open during the requests; each request has the whole-request budget
   ``policy.REQUEST_TIMEOUT`` and carries ``X-Delivery-Id`` (the delivery's uuid, the same on every
   attempt) and ``X-Delivery-Attempt``;
@@ -30,11 +32,11 @@ from datetime import timedelta
 
 import orjson
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from .. import http, policy
 from ..models import Webhook, WebhookDelivery, WebhookRun
+from . import pacing
 from .sweep import runs_prune
 
 logger = logging.getLogger(__name__)
@@ -49,6 +51,7 @@ class Attempt(enum.StrEnum):
     RETRY = "retry"              # sent, 5xx with retries left: PENDING, due ``retry_after`` seconds later
     GIVEN_UP = "given up"        # sent or refused, anything else (or no retries left): FAILED
     NOT_DUE = "not due"          # PENDING but due later (an early copy of its message): due in ``due_in`` seconds
+    WAITING = "waiting"          # PENDING and due, its webhook's slots all taken: the webhook's senders take it next
     NOT_CLAIMED = "not claimed"  # finished, or another worker holds it: nothing to do
     GONE = "gone"                # the delivery no longer exists (its webhook was deleted)
 
@@ -56,12 +59,14 @@ class Attempt(enum.StrEnum):
 @dataclass(frozen=True)
 class AttemptOutcome:
     """The outcome of one delivery. ``retry_after`` is set only for :attr:`Attempt.RETRY` (the pause
-    before the next attempt); ``due_in`` only for :attr:`Attempt.NOT_DUE` (when the delivery falls due)."""
+    before the next attempt); ``due_in`` only for :attr:`Attempt.NOT_DUE` (when the delivery falls due);
+    ``webhook_id`` whenever the delivery exists (the webhook whose waiting deliveries come next)."""
 
     delivery_id: uuid.UUID
     result: Attempt
     retry_after: float | None = None
     due_in: float | None = None
+    webhook_id: uuid.UUID | None = None
 
     @property
     def attempted(self) -> bool:
@@ -78,11 +83,9 @@ def deliveries_attempt(*, delivery_ids: list) -> list[AttemptOutcome]:
     """
     ids = list(dict.fromkeys(uuid.UUID(str(i)) for i in delivery_ids))
     now = timezone.now()
-    Status = WebhookDelivery.Status
-    WebhookDelivery.objects.filter(pk__in=ids, status=Status.PENDING, next_attempt_at__lte=now).update(
-        status=Status.SENDING, claimed_at=now, attempts=F("attempts") + 1, updated_at=now)
+    chosen = pacing.deliveries_claim(delivery_ids=ids, now=now)
     claimed = list(WebhookDelivery.objects.select_related("webhook")
-                   .filter(pk__in=ids, status=Status.SENDING, claimed_at=now).order_by("uuid"))
+                   .filter(pk__in=chosen, status=WebhookDelivery.Status.SENDING, claimed_at=now).order_by("uuid"))
     outcomes: dict = {}
     if claimed:
         if len(claimed) == 1:
@@ -101,17 +104,21 @@ def deliveries_attempt(*, delivery_ids: list) -> list[AttemptOutcome]:
 def _unclaimed_outcomes(ids: list, *, now) -> dict:
     """Why each of ``ids`` was not claimed: gone, not due yet (and when it is), or finished/held."""
     rows = {row["uuid"]: row for row in WebhookDelivery.objects.filter(pk__in=ids)
-            .values("uuid", "status", "next_attempt_at")}
+            .values("uuid", "status", "next_attempt_at", "webhook_id")}
     outcomes = {}
     for delivery_id in ids:
         row = rows.get(delivery_id)
         if row is None:
             outcomes[delivery_id] = AttemptOutcome(delivery_id, Attempt.GONE)
+            continue
+        webhook_id = row["webhook_id"]
+        if row["status"] == WebhookDelivery.Status.PENDING and row["next_attempt_at"] <= now:
+            outcomes[delivery_id] = AttemptOutcome(delivery_id, Attempt.WAITING, webhook_id=webhook_id)
         elif row["status"] == WebhookDelivery.Status.PENDING:
             due_in = max((row["next_attempt_at"] - now).total_seconds(), policy.NOT_DUE_MIN_WAIT)
-            outcomes[delivery_id] = AttemptOutcome(delivery_id, Attempt.NOT_DUE, due_in=due_in)
+            outcomes[delivery_id] = AttemptOutcome(delivery_id, Attempt.NOT_DUE, due_in=due_in, webhook_id=webhook_id)
         else:
-            outcomes[delivery_id] = AttemptOutcome(delivery_id, Attempt.NOT_CLAIMED)
+            outcomes[delivery_id] = AttemptOutcome(delivery_id, Attempt.NOT_CLAIMED, webhook_id=webhook_id)
     return outcomes
 
 
@@ -160,8 +167,10 @@ def _attempts_record(sent: list[tuple[WebhookDelivery, http.SendResult]], *, cla
             state = "retry" if retry else (Status.DONE if result.ok else Status.FAILED)
             transitions.setdefault(state, []).append(delivery.uuid)
             outcomes.append(
-                AttemptOutcome(delivery.uuid, Attempt.RETRY, retry_after=policy.RETRY_DELAY) if retry
-                else AttemptOutcome(delivery.uuid, Attempt.DELIVERED if result.ok else Attempt.GIVEN_UP))
+                AttemptOutcome(delivery.uuid, Attempt.RETRY, retry_after=policy.RETRY_DELAY,
+                               webhook_id=delivery.webhook_id) if retry
+                else AttemptOutcome(delivery.uuid, Attempt.DELIVERED if result.ok else Attempt.GIVEN_UP,
+                                    webhook_id=delivery.webhook_id))
             logger.info(
                 "delivery %s attempt %d to webhook %s: %s",
                 delivery.uuid, delivery.attempts, delivery.webhook_id,
