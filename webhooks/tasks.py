@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 
 from celery import shared_task
 from django.utils import timezone
 
 from . import policy
 from .services import pacing, sweep
-from .services.attempt import Attempt, deliveries_attempt
+from .services.attempt import Attempt, deliveries_attempt, waiting_deliveries_attempt
 from .services.fan_out import delivery_enqueue, webhook_queue
 
 logger = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ def deliveries_send_task(delivery_ids: list[str]) -> None:
 def waiting_deliveries_send_task(webhook_ids: list[str]) -> None:
     """Carry on sending the deliveries waiting for these webhooks' slots (published by a task whose
     ``policy.SEND_WAITING_BUDGET`` ran out). Safe to run twice: it claims only free slots."""
-    _waiting_send(sorted(set(webhook_ids)))
+    _waiting_send(sorted({uuid.UUID(str(w)) for w in webhook_ids}))
 
 
 def _retries_enqueue(outcomes) -> None:
@@ -77,35 +78,22 @@ def _webhooks_attempted(outcomes) -> list:
 
 
 def _waiting_send(webhook_ids: list) -> None:
-    """Send the deliveries waiting for the slots of ``webhook_ids``, oldest first, round after round
-    (each round claims what is free, POSTs concurrently, records), until none is waiting or other
-    senders hold every slot (they carry on: no polling, no busy loop). After
+    """Send the deliveries waiting for the slots of ``webhook_ids`` (pacing, DECISIONS §7), oldest
+    first, in rounds of the free slots, until none is waiting or other senders hold every slot (they
+    carry on: no polling, no busy loop). A retry is published as soon as it is recorded. After
     ``policy.SEND_WAITING_BUDGET`` seconds a new message carries on behind whatever else waits in
     the queue; if it cannot be published, the sweep sends what is left."""
-    deadline = time.monotonic() + policy.SEND_WAITING_BUDGET
-    while webhook_ids:
-        waiting = pacing.deliveries_waiting(webhook_ids=webhook_ids, now=timezone.now())
-        if not waiting:
-            return
-        if time.monotonic() >= deadline:
-            try:
-                waiting_deliveries_send_task.apply_async(([str(w) for w in webhook_ids],), queue=webhook_queue())
-            except Exception:  # noqa: BLE001 - broker unreachable: the deliveries are PENDING, the sweep sends them
-                logger.warning("could not enqueue the waiting deliveries of %d webhook(s); the sweep will send them",
-                               len(webhook_ids))
-            return
-        outcomes = deliveries_attempt(delivery_ids=waiting)
-        _retries_enqueue(outcomes)
-        webhook_ids = _webhooks_attempted(outcomes)
-
-
-@shared_task(ignore_result=True, soft_time_limit=120)
-def deliveries_sweep_task() -> dict:
-    """Beat: re-send deliveries left pending (lost message) or claimed by a worker that died."""
-    return sweep.deliveries_sweep()
-
-
-@shared_task(ignore_result=True, soft_time_limit=300)
-def webhooks_prune_task() -> dict:
-    """Beat: keep the newest ``RUNS_KEPT`` attempt records per webhook; drop old finished deliveries."""
-    return {"runs": sweep.runs_prune(), "deliveries": sweep.deliveries_prune()}
+    if not webhook_ids:
+        return
+    started = time.monotonic()
+    waiting_deliveries_attempt(webhook_ids=webhook_ids, seconds=policy.SEND_WAITING_BUDGET,
+                               on_retry=lambda outcome: _retries_enqueue([outcome]))
+    if time.monotonic() - started < policy.SEND_WAITING_BUDGET:
+        return  # stopped because nothing was claimable: nothing to hand over
+    if not pacing.deliveries_waiting(webhook_ids=webhook_ids, now=timezone.now()):
+        return
+    try:
+        waiting_deliveries_send_task.apply_async(([str(w) for w in webhook_ids],), queue=webhook_queue())
+    except Exception:  # noqa: BLE001 - broker unreachable: the deliveries are PENDING, the sweep sends them
+        logger.warning("could not enqueue the waiting deliveries of %d webhook(s); the sweep will send them",
+                       len(webhook_ids))

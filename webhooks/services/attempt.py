@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -77,28 +78,68 @@ class AttemptOutcome:
 def deliveries_attempt(*, delivery_ids: list) -> list[AttemptOutcome]:
     """Attempt each delivery of ``delivery_ids`` that is due and that nobody else holds.
 
-    Claimed in one conditional update, POSTed concurrently (inline for a single delivery),
-    recorded in one transaction (see the module's contract). Returns one outcome per distinct id,
-    in the order given. Safe to call twice with the same ids: the second call claims nothing.
+    Claimed in one conditional update (within the webhooks' free slots), POSTed concurrently
+    (inline for a single delivery), recorded in one transaction (see the module's contract).
+    Returns one outcome per distinct id, in the order given. Safe to call twice with the same ids:
+    the second call claims nothing.
     """
     ids = list(dict.fromkeys(uuid.UUID(str(i)) for i in delivery_ids))
     now = timezone.now()
     chosen = pacing.deliveries_claim(delivery_ids=ids, now=now)
-    claimed = list(WebhookDelivery.objects.select_related("webhook")
-                   .filter(pk__in=chosen, status=WebhookDelivery.Status.SENDING, claimed_at=now).order_by("uuid"))
     outcomes: dict = {}
-    if claimed:
-        if len(claimed) == 1:
-            results = [_send(claimed[0])]
-        else:
-            with ThreadPoolExecutor(max_workers=min(len(claimed), policy.DELIVERIES_PER_TASK),
-                                    thread_name_prefix="webhook-send") as senders:
-                results = list(senders.map(_send, claimed))
-        outcomes.update((o.delivery_id, o) for o in _attempts_record(list(zip(claimed, results)), claimed_at=now))
+    if chosen:
+        recorded, _ = _claimed_send(chosen, claimed_at=now)
+        outcomes.update((o.delivery_id, o) for o in recorded)
     unclaimed = [i for i in ids if i not in outcomes]
     if unclaimed:
         outcomes.update(_unclaimed_outcomes(unclaimed, now=now))
     return [outcomes[i] for i in ids]
+
+
+def waiting_deliveries_attempt(*, webhook_ids: list, seconds: float, on_retry=None) -> list[AttemptOutcome]:
+    """Send the deliveries waiting for slots of ``webhook_ids`` (pacing, DECISIONS §7), round after round.
+
+    A round claims the oldest due deliveries of each webhook, as many as it has free slots, POSTs
+    them concurrently and records them; the transaction that records a round claims the next one,
+    so the slots just freed stay with this sender (a burst goes out in rounds of
+    ``policy.max_in_flight()``, not scattered among workers one delivery each). Stops when nothing
+    is claimable (none waiting, or other senders hold every slot: they carry on) or after
+    ``seconds``. ``on_retry(outcome)`` is called as soon as a :attr:`Attempt.RETRY` is recorded.
+    Returns the outcomes of every attempt made.
+    """
+    deadline = time.monotonic() + seconds
+    if seconds <= 0:
+        return []
+    now = timezone.now()
+    with transaction.atomic():
+        chosen = pacing.deliveries_claim_next(webhook_ids=webhook_ids, now=now)
+    outcomes: list[AttemptOutcome] = []
+    while chosen:
+        next_at = timezone.now() if time.monotonic() < deadline else None
+        recorded, chosen = _claimed_send(chosen, claimed_at=now, claim_next_at=next_at)
+        now = next_at
+        outcomes += recorded
+        for outcome in recorded:
+            if outcome.result is Attempt.RETRY and on_retry is not None:
+                on_retry(outcome)
+    return outcomes
+
+
+def _claimed_send(chosen: list, *, claimed_at, claim_next_at=None) -> tuple[list[AttemptOutcome], list]:
+    """POST the deliveries claimed at ``claimed_at`` and record them (with ``claim_next_at``: claim the
+    next round in the same transaction). Returns their outcomes and the ids of the next round."""
+    claimed = list(WebhookDelivery.objects.select_related("webhook")
+                   .filter(pk__in=chosen, status=WebhookDelivery.Status.SENDING, claimed_at=claimed_at)
+                   .order_by("uuid"))
+    if not claimed:
+        return [], []
+    if len(claimed) == 1:
+        results = [_send(claimed[0])]
+    else:
+        with ThreadPoolExecutor(max_workers=min(len(claimed), policy.DELIVERIES_PER_TASK),
+                                thread_name_prefix="webhook-send") as senders:
+            results = list(senders.map(_send, claimed))
+    return _attempts_record(list(zip(claimed, results)), claimed_at=claimed_at, claim_next_at=claim_next_at)
 
 
 def _unclaimed_outcomes(ids: list, *, now) -> dict:
@@ -136,9 +177,12 @@ def _send(delivery: WebhookDelivery) -> http.SendResult:
     )
 
 
-def _attempts_record(sent: list[tuple[WebhookDelivery, http.SendResult]], *, claimed_at) -> list[AttemptOutcome]:
+def _attempts_record(sent: list[tuple[WebhookDelivery, http.SendResult]], *, claimed_at,
+                     claim_next_at=None) -> tuple[list[AttemptOutcome], list]:
     """Record attempts made under one claim: their runs, each webhook's history pruned, the deliveries'
-    next state. One transaction, a fixed number of queries; outcomes in the order given."""
+    next state; with ``claim_next_at``, claim the next waiting deliveries of these webhooks
+    (``pacing.deliveries_claim_next``). One transaction, a fixed number of queries; outcomes in the
+    order given, and the ids claimed next."""
     Status = WebhookDelivery.Status
     outcomes: list[AttemptOutcome] = []
     with transaction.atomic():
@@ -187,4 +231,6 @@ def _attempts_record(sent: list[tuple[WebhookDelivery, http.SendResult]], *, cla
             # Only where our claim still stands (the sweep takes back claims older than CLAIM_LEASE).
             WebhookDelivery.objects.filter(pk__in=ids, status=Status.SENDING, claimed_at=claimed_at).update(
                 updated_at=now, **changes)
-    return outcomes
+        chosen = ([] if claim_next_at is None or not hooks
+                  else pacing.deliveries_claim_next(webhook_ids=list(hooks), now=claim_next_at))
+    return outcomes, chosen

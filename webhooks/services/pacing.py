@@ -90,18 +90,40 @@ def in_flight(*, webhook_ids=None, now) -> dict:
     return dict(sending.values("webhook_id").annotate(n=Count("uuid")).values_list("webhook_id", "n"))
 
 
+def deliveries_claim_next(*, webhook_ids, now) -> list[uuid.UUID]:
+    """Claim the oldest PENDING and due deliveries of each of ``webhook_ids``, as many as it has free
+    slots (``claimed_at = now``), in the caller's transaction (or one of its own). Returns their ids."""
+    Status = WebhookDelivery.Status
+    with transaction.atomic(savepoint=False):
+        free = _free_slots(set(webhook_ids), now=now)
+        per_webhook = [
+            WebhookDelivery.objects.filter(webhook_id=webhook_id, status=Status.PENDING, next_attempt_at__lte=now)
+            .order_by("next_attempt_at", "uuid").values_list("uuid", flat=True)[:slots]
+            for webhook_id, slots in sorted(free.items()) if slots
+        ]
+        chosen = _union(per_webhook)
+        if chosen:
+            WebhookDelivery.objects.filter(pk__in=chosen, status=Status.PENDING).update(
+                status=Status.SENDING, claimed_at=now, attempts=F("attempts") + 1, updated_at=now)
+    return chosen
+
+
 def deliveries_waiting(*, webhook_ids, now) -> list[uuid.UUID]:
     """The oldest PENDING and due deliveries of each of ``webhook_ids``, at most ``max_in_flight``
-    each: what a sender of these webhooks tries to claim next. One query."""
+    each: what a sender of these webhooks would claim next. One query."""
     limit = policy.max_in_flight()
-    per_webhook = [
+    return _union([
         WebhookDelivery.objects.filter(webhook_id=webhook_id, status=WebhookDelivery.Status.PENDING,
                                        next_attempt_at__lte=now)
         .order_by("next_attempt_at", "uuid").values_list("uuid", flat=True)[:limit]
         for webhook_id in sorted(set(webhook_ids))
-    ]
-    if not per_webhook:
+    ])
+
+
+def _union(querysets: list) -> list:
+    """The rows of several sliced querysets, in one query."""
+    if not querysets:
         return []
-    if len(per_webhook) == 1:
-        return list(per_webhook[0])
-    return list(per_webhook[0].union(*per_webhook[1:], all=True))
+    if len(querysets) == 1:
+        return list(querysets[0])
+    return list(querysets[0].union(*querysets[1:], all=True))
