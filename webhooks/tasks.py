@@ -32,7 +32,7 @@ def delivery_send_task(self, delivery_id: str) -> None:
     acknowledged on receipt: a delivery whose worker dies is taken back and re-sent by the sweep
     (its claim lease runs out), sooner than Redis would redeliver a late-acknowledged message, and
     without the worker crash a late acknowledgement racing a broker restart causes (see
-    ``inventory.tasks``)."""
+    ``inventory.tasks``). After an attempt it sends the deliveries waiting for its webhook's slots."""
     [outcome] = deliveries_attempt(delivery_ids=[delivery_id])
     if outcome.result is Attempt.NOT_DUE:  # an early copy of the message: come back when it is due
         raise self.retry(countdown=outcome.due_in, queue=webhook_queue())
@@ -47,7 +47,9 @@ def deliveries_send_task(delivery_ids: list[str]) -> None:
     the same reason as ``delivery_send_task``. A delivery to retry continues as a
     ``delivery_send_task`` of its own, ``retry_after`` later; if that cannot be published (broker
     unreachable) the row is PENDING and due, and the sweep sends it. A delivery not due yet already
-    has its own continuation (the retry message of an earlier run, or the sweep)."""
+    has its own continuation (the retry message of an earlier run, or the sweep); one waiting for a
+    slot is sent by the holder of that slot. After its attempts it sends the deliveries waiting for
+    the slots of those webhooks."""
     outcomes = deliveries_attempt(delivery_ids=delivery_ids)
     _retries_enqueue(outcomes)
     _waiting_send(_webhooks_attempted(outcomes))
@@ -58,6 +60,18 @@ def waiting_deliveries_send_task(webhook_ids: list[str]) -> None:
     """Carry on sending the deliveries waiting for these webhooks' slots (published by a task whose
     ``policy.SEND_WAITING_BUDGET`` ran out). Safe to run twice: it claims only free slots."""
     _waiting_send(sorted({uuid.UUID(str(w)) for w in webhook_ids}))
+
+
+@shared_task(ignore_result=True, soft_time_limit=120)
+def deliveries_sweep_task() -> dict:
+    """Beat: re-send deliveries left pending (lost message) or claimed by a worker that died."""
+    return sweep.deliveries_sweep()
+
+
+@shared_task(ignore_result=True, soft_time_limit=300)
+def webhooks_prune_task() -> dict:
+    """Beat: keep the newest ``RUNS_KEPT`` attempt records per webhook; drop old finished deliveries."""
+    return {"runs": sweep.runs_prune(), "deliveries": sweep.deliveries_prune()}
 
 
 def _retries_enqueue(outcomes) -> None:
