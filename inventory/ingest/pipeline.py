@@ -32,6 +32,7 @@ from detections.rules import BatchView, openapi_rules, specs_of, traffic_rules
 from detections.services import alerts_raise
 from inventory.counts import inventory_changed
 from inventory.models import IngestBatch
+from webhooks.services.fan_out import alerts_fan_out
 
 from .analysis import Detections, TraceResult, trace_analyze
 from .classes import class_config_load
@@ -230,12 +231,16 @@ def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bo
     endpoints_spec_link(view.endpoints(), specs)
     clock.lap("spec linking")
     # The traffic rules read the fields as written; every candidate is raised through one call.
-    outcome.alerts_raised = len(alerts_raise(traffic_rules(view, fields) + spec_candidates))
+    # Offered to the webhooks below, once the endpoints carry this analysis' risk (DECISIONS §6).
+    raised = alerts_raise(traffic_rules(view, fields) + spec_candidates, fan_out=False)
+    outcome.alerts_raised = len(raised)
     clock.lap("alerts")
     # ---- rows shared by every batch: last, just before commit
     fields.touch()
     observations_store(matched, hosts)
     listed_changed = endpoints_update(matched, results, risk_changes)
+    # Payload counts (meta.totalSensitiveEndpoints) read the risk written just above.
+    alerts_fan_out(alerts=raised)
     if listed_changed or outcome.hosts_created or outcome.endpoints_created or outcome.fields_created:
         inventory_changed()  # cached list totals (inventory.counts) are recomputed
     clock.lap("usage and endpoints write")
