@@ -49,7 +49,7 @@ from inventory.patterns.operator_paths import path_problem
 from inventory.patterns.regex import Pattern, pattern_best_match, pattern_compile, pattern_shape
 from inventory.patterns.segments import path_segments
 
-from .services import endpoint_get, traces_prune
+from .lookup import endpoint_get, traces_prune
 
 logger = logging.getLogger(__name__)
 
