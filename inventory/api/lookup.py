@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from core.errors import EndpointNotFound
-from inventory.models import ApiTrace, Endpoint
+from inventory.models import ApiTrace, Endpoint, EndpointAlias
 
 MAX_DETAIL_TRACES = 100
 
@@ -27,12 +27,27 @@ def endpoint_key(endpoint_id: str) -> uuid.UUID:
         raise EndpointNotFound() from None
 
 
+def endpoint_resolve(endpoint_id: str) -> uuid.UUID:
+    """The id of the endpoint an id names: itself, or for the id of an endpoint merged into another
+    (update-paths, learned parameterisation) the endpoint it went into. Unknown ids are returned as they are."""
+    key = endpoint_key(endpoint_id)
+    if Endpoint.objects.filter(uuid=key).exists():
+        return key
+    alias = EndpointAlias.objects.filter(old_uuid=key).values_list("endpoint_id", flat=True).first()
+    return alias or key
+
+
 def endpoint_get(*, endpoint_id: str, for_update: bool = False) -> Endpoint:
-    """The endpoint with this id (host joined); ``EndpointNotFound`` for an unknown or malformed id."""
+    """The endpoint with this id (host joined), or the one it was merged into (:func:`endpoint_resolve`);
+    ``EndpointNotFound`` for an unknown or malformed id."""
     queryset = Endpoint.objects.select_related("host")
     if for_update:
         queryset = queryset.select_for_update(of=("self",))
-    endpoint = queryset.filter(uuid=endpoint_key(endpoint_id)).first()
+    key = endpoint_key(endpoint_id)
+    endpoint = queryset.filter(uuid=key).first()
+    if endpoint is None:
+        alias = EndpointAlias.objects.filter(old_uuid=key).values_list("endpoint_id", flat=True).first()
+        endpoint = queryset.filter(uuid=alias).first() if alias else None
     if endpoint is None:
         raise EndpointNotFound()
     return endpoint

@@ -18,7 +18,8 @@ from django.utils import timezone
 from core.errors import EndpointNotFound
 from inventory.counts import cached_count, inventory_changed
 from inventory.models import Endpoint, ObservedPath, UsageDay, UsageMinute
-from inventory.patterns.operator_paths import SUGGESTION_SAMPLE, paths_suggest
+from inventory.learning import learned_suggestions
+from inventory.patterns.operator_paths import MAX_SUGGESTIONS, SUGGESTION_SAMPLE, paths_suggest
 
 from . import render
 from .filters import endpoints_filter
@@ -30,7 +31,15 @@ from .graphql import (  # noqa: F401 (re-exported)
     graphql_schema_check,
 )
 from .hosts import host_endpoint_counts, hosts_delete, hosts_graph, hosts_page, hosts_with_endpoints  # noqa: F401
-from .lookup import MAX_DETAIL_TRACES, Page, _freeze, endpoint_get, endpoint_key, traces_prune  # noqa: F401
+from .lookup import (  # noqa: F401 (re-exported)
+    MAX_DETAIL_TRACES,
+    Page,
+    _freeze,
+    endpoint_get,
+    endpoint_key,
+    endpoint_resolve,
+    traces_prune,
+)
 from .new_detections import field_risk_q, new_detections, new_detections_agg  # noqa: F401
 
 logger = logging.getLogger(__name__)
@@ -155,7 +164,7 @@ def endpoint_usage(*, endpoint_id: str, now: dt.datetime | None = None) -> dict:
 
 def endpoint_set_authenticated(*, endpoint_id: str, authenticated: bool) -> None:
     """PUT /endpoint/{id}/authenticated: the operator's setting (wins over detection)."""
-    if not endpoints_set_authenticated(endpoint_ids=[endpoint_key(endpoint_id)], authenticated=authenticated):
+    if not endpoints_set_authenticated(endpoint_ids=[endpoint_resolve(endpoint_id)], authenticated=authenticated):
         raise EndpointNotFound()
 
 
@@ -171,7 +180,7 @@ def endpoints_set_authenticated(*, endpoint_ids: Iterable, authenticated: bool |
 
 def endpoint_set_full_trace_capture(*, endpoint_id: str, enabled: bool) -> None:
     """PUT /endpoint/{id}/enable-full-trace-capture: store unredacted sensitive values from now on, or stop."""
-    updated = Endpoint.objects.filter(uuid=endpoint_key(endpoint_id)).update(
+    updated = Endpoint.objects.filter(uuid=endpoint_resolve(endpoint_id)).update(
         full_trace_capture_enabled=enabled, updated_at=timezone.now()
     )
     if not updated:
@@ -199,12 +208,16 @@ def endpoint_delete(*, endpoint_id: str) -> None:
 
 
 def endpoint_suggested_paths(*, endpoint_id: str) -> list[str]:
-    """GET /endpoint/{id}/suggested-paths: patterns suggested from the newest 2,000 observed paths."""
+    """GET /endpoint/{id}/suggested-paths: first the patterns learned from cardinality that would gather
+    this endpoint with its siblings (``inventory.learning``, offered whether learning is on or off), then
+    the patterns suggested from its newest 2,000 observed paths (DECISIONS §4); the endpoint's own
+    parameter names are kept in them. Distinct, at most 100."""
     endpoint = endpoint_get(endpoint_id=endpoint_id)
     paths = (
         ObservedPath.objects.filter(endpoint=endpoint)
         .order_by("-last_seen", "path")
         .values_list("path", flat=True)[:SUGGESTION_SAMPLE]
     )
-    return paths_suggest(list(paths))
+    suggestions = [*learned_suggestions(endpoint=endpoint), *paths_suggest(list(paths), names_from=endpoint.path)]
+    return list(dict.fromkeys(suggestions))[:MAX_SUGGESTIONS]
 

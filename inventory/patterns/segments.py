@@ -39,6 +39,15 @@ _WORDY = re.compile(
     r"^(?:[a-z]+(?:[-_][a-z]+)*|[A-Za-z][a-z]+(?:[A-Z][a-z]+)*(?:[-_][A-Za-z][a-z]+)*)(?:\.[a-z]{1,5})?$"
 )
 
+# Dotted vendor namespaces (Microsoft.Compute, io.k8s.api): names, not values (DECISIONS §9).
+_DOTTED_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z][A-Za-z0-9]*)+$")
+_WORD_PART = re.compile(r"^[A-Za-z][A-Za-z]*\d{0,2}[a-z]*$")
+
+
+def is_dotted_name(segment: str) -> bool:
+    """``Microsoft.Compute``, ``io.k8s.api``: a dotted name whose parts are words (not ``a1b2.c3d4``)."""
+    return bool(_DOTTED_NAME.match(segment)) and all(_WORD_PART.match(p) for p in segment.split("."))
+
 
 def path_segments(path: str) -> list[str]:
     """The non-empty segments of a path (a query string is not part of it): ``/a/b?x`` -> ``[a, b]``."""
@@ -71,7 +80,7 @@ def segment_is_value(segment: str) -> bool:
         digits = sum(c.isdigit() for c in segment)
         if digits >= 2 and any(c.isalpha() for c in segment):
             return True
-    if len(segment) >= 16 and _OPAQUE.match(segment) and not _WORDY.match(segment):
+    if len(segment) >= 16 and _OPAQUE.match(segment) and not _WORDY.match(segment) and not is_dotted_name(segment):
         # A long token: random-looking letters (mixed case not in camel humps),
         # base64 padding, JWT dots... Word-like names stay literal.
         return True
