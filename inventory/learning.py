@@ -40,6 +40,7 @@ from inventory.api.merging import (
     attributes_merge,
     counters_move,
     fields_move,
+    literal_paths_observe,
     traffic_move,
 )
 from inventory.counts import inventory_changed
@@ -133,10 +134,11 @@ def _family_merge(learned: Learned, *, host_id: int, method: str) -> uuid.UUID |
     existed = target is not None
     if target is None:
         target = _target_create(learned, host_id=host_id, method=method, sources=sources)
+    literal_paths_observe(endpoints=sources)
+    traffic_move(target=target, sources=sources)
     fields_move(target=target, sources=sources)
     alerts_move(target=target, sources=sources, resolve_as=f"Merged into {learned.path} (learned from traffic).")
     counters_move(target=target, sources=sources)
-    traffic_move(target=target, sources=sources)
     traffic = [target, *sources] if existed else sources
     attributes_merge(target, traffic=traffic, settings=traffic, first_detected_default=target.first_detected)
     target.learned_segments = {**(target.learned_segments or {}), **{str(k): v for k, v in learned.kinds.items()}}

@@ -52,7 +52,16 @@ from inventory.patterns.regex import Pattern, pattern_best_match, pattern_shape
 from inventory.patterns.segments import path_segments
 
 from .lookup import endpoint_get, traces_prune
-from .merging import ATTRIBUTES, aliases_record, alerts_move, attributes_merge, counters_move, fields_move, rows_upsert
+from .merging import (
+    ATTRIBUTES,
+    aliases_record,
+    alerts_move,
+    attributes_merge,
+    counters_move,
+    fields_move,
+    literal_paths_observe,
+    rows_upsert,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +117,7 @@ def endpoint_paths_update(*, endpoint_id: str, paths: Sequence[str]) -> list[End
         # The URL's endpoint first: attributes of new endpoints prefer its values.
         siblings.sort(key=lambda e: e.uuid != current.uuid)
 
+        literal_paths_observe(endpoints=[e for e in siblings if any(p.matches(e.path) for p in patterns)])
         plan = _plan(current=current, siblings=siblings, patterns=patterns)
         _move_traffic(plan=plan, current=current, siblings=siblings)
         consumed = list(plan.destination)

@@ -191,3 +191,23 @@ def traffic_move(*, target: Endpoint, sources: list[Endpoint]) -> None:
                 add=("count",), greatest=("last_seen",))
     ObservedPath.objects.filter(endpoint_id__in=source_ids).delete()
     ApiTrace.objects.filter(endpoint_id__in=source_ids).update(endpoint_id=target.uuid)
+
+
+def literal_paths_observe(*, endpoints: list[Endpoint]) -> None:
+    """Record a literal endpoint's own path as an observed path (ingestion keeps raw paths only for
+    patterns with parameters), counted from its daily usage, so that the path and its count follow it
+    into a parameterised endpoint (suggested-paths and test generation read observed paths). Endpoints
+    that already have observed paths, or no traffic counted, are left as they are."""
+    literal = [e for e in endpoints if e.num_literal_segments == e.num_segments]
+    if not literal:
+        return
+    recorded = set(ObservedPath.objects.filter(endpoint_id__in=[e.uuid for e in literal])
+                   .values_list("endpoint_id", flat=True).distinct())
+    literal = [e for e in literal if e.uuid not in recorded]
+    counts = Counter()
+    for endpoint_id, count in UsageDay.objects.filter(endpoint_id__in=[e.uuid for e in literal]).values_list(
+            "endpoint_id", "count"):
+        counts[endpoint_id] += count
+    rows = [(e.uuid, e.path, counts[e.uuid], e.last_active or e.created_at) for e in literal if counts[e.uuid]]
+    rows_upsert(ObservedPath, rows, fields=("endpoint", "path", "count", "last_seen"), conflict=("endpoint", "path"),
+                greatest=("count", "last_seen"))
