@@ -174,7 +174,7 @@ def patterns_learn(endpoints: Sequence[Known]) -> list[Learned]:
 
 
 def _context(item: _Item, position: int) -> tuple:
-    return tuple("{}" if segment_has_parameter(s) else s if i != position else None
+    return tuple(None if i == position else "{}" if segment_has_parameter(s) else s
                  for i, s in enumerate(item.segments))
 
 
@@ -192,15 +192,18 @@ def _learn_position(items: list[_Item], position: int) -> tuple[list[_Item], boo
             rest.extend(members)  # top-level names are resources (/users, /orders), never values
             continue
         literal = [m for m in members if not segment_has_parameter(m.segments[position])]
+        anchor = next((m for m in members if segment_has_parameter(m.segments[position])), None)
         by_value = {m.segments[position]: m for m in literal}
         choice = values_choose({v: m.shape for v, m in by_value.items()}) if len(by_value) >= MIN_AGREEING else None
-        if choice is None:
+        chosen, kind = choice or (set(), anchor.kinds.get(position) if anchor else None)
+        if anchor is not None and anchor.kinds.get(position):
+            # Late arrivals (analysed after the family was learned): what ingestion would now give it.
+            chosen |= {v for v in by_value if segment_absorbs(anchor.kinds[position], v)}
+        absorbed = [m for m in literal if m.segments[position] in chosen]
+        if not absorbed:
             rest.extend(members)
             continue
-        chosen, kind = choice
-        absorbed = [m for m in literal if m.segments[position] in chosen]
         # An endpoint already parameterised at this position (same context) receives them.
-        anchor = next((m for m in members if segment_has_parameter(m.segments[position])), None)
         merged = _merge([*([anchor] if anchor else []), *absorbed], position, kind)
         rest.extend(m for m in members if m not in absorbed and m is not anchor)
         rest.append(merged)
