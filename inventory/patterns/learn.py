@@ -13,17 +13,19 @@ segment count, same prefix and suffix; parameters compare alike):
   word among id-like values (``/payment/history`` beside ``/payment/id1`` … ``id30``:
   when at least 75% of the values carry a digit, the words stay literal). When the values
   are mostly words (usernames, slugs, titles), they are all values.
-* Of the rest, the values whose key sets agree (Jaccard similarity ≥ 0.5 with the most
+* Of the rest, the values whose key sets agree (Jaccard similarity ≥ 0.7 with the most
   agreed-with key set) become one parameter once there are 3 of them; values without
-  a key set (no body seen) join them; a value whose key set disagrees stays its own
-  endpoint (``/users/me`` answering another shape), unless there are 10 values or more
-  and disagreement is common (over a quarter of them), when shapes tell nothing.
-* Without 3 agreeing key sets, 10 distinct values are enough whatever their shapes.
+  a key set (no JSON body seen) join them; a value whose key set disagrees stays its own
+  endpoint (``/users/me`` answering another shape, ``/v1/customers`` beside ``/v1/charges``).
+* Without 3 agreeing key sets, 10 distinct values are enough when no key set contradicts
+  them (metadata-only traffic, file names, bodies that are not JSON).
 
 The first segment is never a learned value (``/users``, ``/orders`` are resources). Positions
 are tried left to right and the whole is repeated until nothing changes, so a
 family varying in two positions (``/repos/{owner}/{repo}``) is learned once each
-position has enough evidence on its own. Operator-set patterns are never merged nor
+position has enough evidence on its own; when no single position has, two positions
+varying together are learned when each has 3 distinct values the rule accepts
+(``/namespaces/{namespace}/pods/{name}``). Operator-set patterns are never merged nor
 generalised: they are left out of the groups.
 """
 from __future__ import annotations
@@ -37,7 +39,7 @@ from .segments import is_dotted_name, path_segments, pattern_normalise, segment_
 
 MIN_AGREEING = 3
 MIN_DISTINCT = 10
-AGREEMENT = 0.5
+AGREEMENT = 0.7
 ID_MAJORITY = 0.75
 MAX_ROUNDS = 8
 
@@ -46,7 +48,7 @@ IDS = "ids"  # a learned position whose values were id-like: only id-like segmen
 
 # Words that name a view, an action or a state of a collection rather than one of its items.
 RESERVED = frozenset("""
-me my mine self current all any none new latest recent popular trending featured top default
+me my mine self current all any none new latest recent popular trending featured top
 search find query filter count counts total list lookup batch bulk export import upload download
 sync stats statistics summary overview history audit logs events activity feed timeline
 settings config configuration preferences profile status health healthz livez readyz ping info
@@ -139,13 +141,8 @@ def values_choose(values: dict[str, frozenset | None]) -> tuple[set[str], str] |
         if len(group) > len(agreeing):
             agreeing = group
     unknown = {v for v, s in candidates.items() if not s}
-    disagreeing = set(known) - agreeing
-    if len(agreeing) >= MIN_AGREEING:
-        if len(candidates) >= MIN_DISTINCT and len(disagreeing) * 4 > len(known):
-            return set(candidates), kind
+    if len(agreeing) >= MIN_AGREEING or len(agreeing | unknown) >= MIN_DISTINCT:
         return agreeing | unknown, kind
-    if len(candidates) >= MIN_DISTINCT:
-        return set(candidates), kind
     return None
 
 
@@ -157,11 +154,17 @@ def patterns_learn(endpoints: Sequence[Known]) -> list[Learned]:
         for e in endpoints if not e.fixed
     ]
     originals = {e.key: pattern_normalise(e.path) for e in endpoints}
+    width = max((len(i.segments) for i in items), default=0)
     for _ in range(MAX_ROUNDS):
         changed = False
-        for position in range(max((len(i.segments) for i in items), default=0)):
+        for position in range(width):
             items, learned_here = _learn_position(items, position)
             changed |= learned_here
+        if not changed:
+            for first in range(1, width):
+                for second in range(first + 1, width):
+                    items, learned_here = _learn_pair(items, first, second)
+                    changed |= learned_here
         if not changed:
             break
     results = []
@@ -206,6 +209,46 @@ def _learn_position(items: list[_Item], position: int) -> tuple[list[_Item], boo
         # An endpoint already parameterised at this position (same context) receives them.
         merged = _merge([*([anchor] if anchor else []), *absorbed], position, kind)
         rest.extend(m for m in members if m not in absorbed and m is not anchor)
+        rest.append(merged)
+        changed = True
+    return rest, changed
+
+
+def _learn_pair(items: list[_Item], first: int, second: int) -> tuple[list[_Item], bool]:
+    """Two positions varying together (``/namespaces/{ns}/pods/{name}`` where each namespace shows one or two
+    pods): both are learned when each has at least 3 distinct values the single-position rule accepts."""
+    groups: dict[tuple, list[_Item]] = defaultdict(list)
+    rest = []
+    for item in items:
+        literal = len(item.segments) > second and not (
+            segment_has_parameter(item.segments[first]) or segment_has_parameter(item.segments[second]))
+        if literal:
+            key = tuple(None if i in (first, second) else "{}" if segment_has_parameter(s) else s
+                        for i, s in enumerate(item.segments))
+            groups[key].append(item)
+        else:
+            rest.append(item)
+    changed = False
+    for members in groups.values():
+        choices = []
+        for position in (first, second):
+            values = {}
+            for m in members:
+                values.setdefault(m.segments[position], m.shape)
+            choices.append(values_choose(values) if len(values) >= MIN_AGREEING else None)
+        if None in choices:
+            rest.extend(members)
+            continue
+        (chosen_first, kind_first), (chosen_second, kind_second) = choices
+        absorbed = [m for m in members if m.segments[first] in chosen_first and m.segments[second] in chosen_second]
+        if len({m.segments[first] for m in absorbed}) < MIN_AGREEING or \
+                len({m.segments[second] for m in absorbed}) < MIN_AGREEING:
+            rest.extend(members)
+            continue
+        merged = _merge(absorbed, first, kind_first)
+        merged.segments[second] = "{}"
+        merged.kinds[second] = kind_second
+        rest.extend(m for m in members if m not in absorbed)
         rest.append(merged)
         changed = True
     return rest, changed
