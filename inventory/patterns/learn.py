@@ -31,7 +31,7 @@ generalised: they are left out of the groups.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
@@ -42,6 +42,7 @@ MIN_DISTINCT = 10
 AGREEMENT = 0.7
 ID_MAJORITY = 0.75
 MAX_ROUNDS = 8
+MAX_CENTRES = 20
 
 WORDS = "words"  # a learned position whose values were mostly words: any non-standout segment is a value
 IDS = "ids"  # a learned position whose values were id-like: only id-like segments are values
@@ -136,7 +137,9 @@ def values_choose(values: dict[str, frozenset | None]) -> tuple[set[str], str] |
         candidates = {v: candidates[v] for v in id_like}
     known = {v: s for v, s in candidates.items() if s}
     agreeing: set[str] = set()
-    for shape in set(known.values()):
+    # Candidate centres: the most frequent key sets (bounded, so that thousands of distinct
+    # key sets cost a linear pass each rather than a quadratic comparison).
+    for shape, _ in Counter(known.values()).most_common(MAX_CENTRES):
         group = {v for v, s in known.items() if _similar(s, shape)}
         if len(group) > len(agreeing):
             agreeing = group
@@ -208,7 +211,8 @@ def _learn_position(items: list[_Item], position: int) -> tuple[list[_Item], boo
             continue
         # An endpoint already parameterised at this position (same context) receives them.
         merged = _merge([*([anchor] if anchor else []), *absorbed], position, kind)
-        rest.extend(m for m in members if m not in absorbed and m is not anchor)
+        taken = {id(m) for m in absorbed} | {id(anchor)}
+        rest.extend(m for m in members if id(m) not in taken)
         rest.append(merged)
         changed = True
     return rest, changed
@@ -248,7 +252,8 @@ def _learn_pair(items: list[_Item], first: int, second: int) -> tuple[list[_Item
         merged = _merge(absorbed, first, kind_first)
         merged.segments[second] = "{}"
         merged.kinds[second] = kind_second
-        rest.extend(m for m in members if m not in absorbed)
+        taken = {id(m) for m in absorbed}
+        rest.extend(m for m in members if id(m) not in taken)
         rest.append(merged)
         changed = True
     return rest, changed
@@ -257,8 +262,8 @@ def _learn_pair(items: list[_Item], first: int, second: int) -> tuple[list[_Item
 def _merge(members: list[_Item], position: int, kind: str) -> _Item:
     segments = list(members[0].segments)
     segments[position] = "{}"
-    shapes = [m.shape for m in members if m.shape]
-    shape = max(shapes, key=lambda s: sum(1 for t in shapes if _similar(s, t))) if shapes else None
+    shapes = Counter(m.shape for m in members if m.shape)  # few distinct shapes: compare those
+    shape = max(shapes, key=lambda s: sum(n for t, n in shapes.items() if _similar(s, t))) if shapes else None
     kinds = {}
     for m in members:
         kinds.update(m.kinds)
