@@ -289,6 +289,10 @@ INGEST_REQUEUE_AFTER = env.int("INGEST_REQUEUE_AFTER", default=120)
 # Under a backlog a worker analyses several pending batches together, up to this
 # many traces, sharing the per-batch queries (throughput rises with the load).
 INGEST_COALESCE_TRACES = env.int("INGEST_COALESCE_TRACES", default=1000)
+# Learned parameterisation (DECISIONS §9, inventory/learning.py): literal endpoints of one family
+# (/users/v1/alice, /users/v1/bob, ...) are merged into one parameterised endpoint once the evidence
+# is strong enough. Off: literals stay (suggested-paths still offers the patterns).
+PATH_LEARNING = env.bool("PATH_LEARNING", default=True)
 # Retention of stored traces (the newest 100 per endpoint are kept, none older than this).
 TRACE_RETENTION_DAYS = env.int("TRACE_RETENTION_DAYS", default=7)
 # List totals (X-Total-Count, hosts' endpoint counts) whose count took at least

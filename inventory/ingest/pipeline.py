@@ -68,6 +68,8 @@ class Outcome:
     traces_stored: int = 0
     alerts_raised: int = 0
     timings: dict = field(default_factory=dict)
+    # (host id, method, segment count) of the endpoints created: learning looks at these groups.
+    new_endpoint_groups: set = field(default_factory=set)
 
 
 # ---------------------------------------------------------------- entry points
@@ -186,6 +188,7 @@ def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bo
 
     hosts, outcome.hosts_created = hosts_resolve(traces)
     matched, outcome.endpoints_created = endpoints_resolve(traces, hosts)
+    outcome.new_endpoint_groups = {(ep.host.id, ep.method, ep.num_segments) for _, ep in matched if ep.created}
     outcome.skipped += len(traces) - len(matched)
     outcome.analysed = len(matched)
     clock.lap("hosts and endpoints")

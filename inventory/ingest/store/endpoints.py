@@ -32,7 +32,7 @@ def endpoints_resolve(traces: list[Trace], hosts: dict[str, HostRow]) -> tuple[l
     matchers: dict[tuple[int, str], PatternMatcher] = defaultdict(PatternMatcher)
     for r in Endpoint.objects.filter(host_id__in=by_id, method__in=methods, num_segments__in=lengths).values(
         "uuid", "host_id", "method", "path", "path_regex", "num_segments", "num_literal_segments", "user_set_path",
-        "full_trace_capture_enabled", "is_graphql", "last_active",
+        "learned_segments", "full_trace_capture_enabled", "is_graphql", "last_active",
     ):
         host = by_id[r.pop("host_id")]
         matchers[(host.id, r["method"])].add(EndpointRow(host=host, **r))

@@ -32,6 +32,7 @@ class EndpointRow:
     num_segments: int
     num_literal_segments: int
     user_set_path: bool = False
+    learned_segments: dict | None = None  # inventory.patterns.learn: what learned parameters take
     full_trace_capture_enabled: bool = False
     is_graphql: bool = False
     last_active: datetime | None = None
