@@ -19,6 +19,7 @@ from inventory.patterns.normalize import host_normalize, host_scheme, path_norma
 from inventory.patterns.segments import pattern_renumber
 
 from .addresses import address_normalize
+from .decrypt import trace_decrypt
 from .staging import staged_classes
 
 # Methods that make endpoints (SPEC's enum); other verbs are counted as skipped.
@@ -134,6 +135,8 @@ def _processed(raw: object) -> Processed | None:
 
 def trace_from_agent(raw: dict, index: int, *, processed: bool, received_at: datetime) -> Trace:
     """Build a :class:`Trace` from a validated agent trace (raw v1 or processed v2)."""
+    if processed and isinstance(raw.get("encryption"), dict):
+        raw = trace_decrypt(raw, index)  # in clear and staged, or TraceUndecryptable (a skipped ValueError)
     request = raw.get("request") or {}
     response = raw.get("response") or {}
     url = request.get("url") or {}

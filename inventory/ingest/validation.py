@@ -17,6 +17,8 @@ from core.zod import zod_type
 
 from inventory.patterns.normalize import host_normalize
 
+from .decrypt import encryption_issues
+
 MAX_TRACES_PER_BATCH = 1000
 MAX_TRACE_BYTES = 1024 * 1024
 MAX_REQUEST_BYTES = 10 * 1024 * 1024
@@ -164,6 +166,7 @@ def _check_trace(trace: Any, path: list, issues: _Issues, *, processed: bool) ->
                 _check_string_map_of_lists(
                     _get(data, "sensitiveDataDetected"), [*path, "processedTraceData", "sensitiveDataDetected"], issues
                 )
+        issues.extend(encryption_issues(trace.get("encryption"), [*path, "encryption"]))  # decrypt.py
         session = _get(trace, "sessionMeta")
         if session is not _MISSING and session is not None and not isinstance(session, dict):
             issues.type_error([*path, "sessionMeta"], "object", session)
