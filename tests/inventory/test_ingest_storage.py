@@ -102,13 +102,15 @@ def test_v2_traces_encrypted_for_a_key_we_do_not_hold_are_counted_and_not_stored
     # DECISIONS §9: a trace that cannot be decrypted is counted and skipped, never half-stored (this
     # captured trace was encrypted for another service's key; it used to be stored as metadata).
     from core.models import TraceDecryptFailure
+    from tests.inventory.test_encrypted_traces import run_decrypt_counters
 
     with django_capture_on_commit_callbacks() as enqueued:
         response = client.post("/api/v2/log-request/batch", sample("v2-batch-extra-encrypted-01.json"), format="json")
     assert response.status_code == 200
-    with django_capture_on_commit_callbacks(execute=True):  # the count is written once the analysis commits
+    with django_capture_on_commit_callbacks() as after_commit:  # the count is written once the analysis commits
         for callback in enqueued:
             analyze_batch_task(*callback.args)
+    run_decrypt_counters(after_commit)
     assert ApiTrace.objects.count() == 0 and Endpoint.objects.count() == 0
     assert TraceDecryptFailure.objects.get(reason="key").count == 1
 
