@@ -260,11 +260,11 @@ WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", defaul
 # from SECRET_KEY when unset.
 FIELD_ENCRYPTION_KEY = env.str("FIELD_ENCRYPTION_KEY", default="")
 # Encrypted agent traces (core/agentkeys.py, DECISIONS §9). The service's RSA key pair is made on
-# first use with AGENT_KEY_BITS; its private key is stored encrypted with AGENT_KEY_ENCRYPTION_KEY
+# first use with AGENT_KEY_BITS (every encrypted trace costs one RSA decryption: bench/decrypt.py); its private key is stored encrypted with AGENT_KEY_ENCRYPTION_KEY
 # (comma-separated, the first encrypts, every entry decrypts; empty: FIELD_ENCRYPTION_KEY, then
 # SECRET_KEY). AGENT_GLOBAL_FULL_TRACE_CAPTURE is agent-config's globalFullTraceCapture (agents
 # send encrypted full traces of every endpoint); AGENT_CONFIG_MAX_ENDPOINTS bounds its endpoints.
-AGENT_KEY_BITS = env.int("AGENT_KEY_BITS", default=3072)
+AGENT_KEY_BITS = env.int("AGENT_KEY_BITS", default=2048)
 AGENT_KEY_ENCRYPTION_KEY = env.str("AGENT_KEY_ENCRYPTION_KEY", default="")
 AGENT_GLOBAL_FULL_TRACE_CAPTURE = env.bool("AGENT_GLOBAL_FULL_TRACE_CAPTURE", default=False)
 AGENT_CONFIG_MAX_ENDPOINTS = env.int("AGENT_CONFIG_MAX_ENDPOINTS", default=10_000)

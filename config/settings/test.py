@@ -30,5 +30,3 @@ STORAGES = {
 }
 # Static files are not collected for tests.
 MIDDLEWARE = [m for m in MIDDLEWARE if "whitenoise" not in m]  # noqa: F405
-# Generating a 3072-bit key takes a second on a small machine; tests make many (core/agentkeys.py).
-AGENT_KEY_BITS = env.int("AGENT_KEY_BITS", default=2048)

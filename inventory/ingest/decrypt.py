@@ -110,15 +110,18 @@ def _b64(value: object) -> bytes:
 
 
 def _unwrap(wrapped: bytes) -> bytes:
-    """The trace's AES key: the active key first, then the previous ones; re-read once if none fits."""
+    """The trace's AES key: the key that worked last first, then the others; re-read once if none fits."""
     for stale_ok in (True, False):
-        for key in _keyring.get(stale_ok=stale_ok):
+        keys = _keyring.get(stale_ok=stale_ok)
+        for position, key in enumerate(keys):
             try:
                 aes_key = key.key.decrypt(wrapped, _OAEP)
             except ValueError:
                 continue
             if len(aes_key) != 32:
                 raise TraceUndecryptable(Reason.FORMAT)
+            if position:  # a wrong key costs a whole RSA operation: try the key that worked last first
+                keys.insert(0, keys.pop(position))
             _keyring.mark_used(key)
             return aes_key
     raise TraceUndecryptable(Reason.KEY)
