@@ -144,7 +144,7 @@ class _Values:
             return self.gcm.decrypt(bytes(iv), _b64(value), None).decode("utf-8")
         except InvalidTag:
             raise TraceUndecryptable(Reason.VALUE) from None
-        except UnicodeDecodeError:
+        except (UnicodeDecodeError, ValueError):  # not UTF-8; or too short to hold a tag
             raise TraceUndecryptable(Reason.FORMAT) from None
 
     def pairs(self, items: object, prefix: str) -> list:

@@ -101,6 +101,23 @@ class TestAgentConfig:
         assert [e["fullTraceCaptureEnabled"] for e in entries] == [False]
 
 
+    def test_agent_config_costs_a_constant_number_of_queries(self, client, django_capture_on_commit_callbacks,
+                                                             django_assert_num_queries):
+        post_and_analyse(client, django_capture_on_commit_callbacks, sample("v2-batch-flask-01.json"))
+        Endpoint.objects.update(full_trace_capture_enabled=True)
+        public_key(client)  # the key pair exists
+        # key lookup, auth, data classes, endpoints, their traces' ports
+        with django_assert_num_queries(5):
+            body = client.get("/api/v1/agent-config").json()
+        assert len(body["endpoints"]) == 2 * Endpoint.objects.count()
+
+    def test_endpoints_listed_are_bounded_by_the_setting(self, client, django_capture_on_commit_callbacks, settings):
+        post_and_analyse(client, django_capture_on_commit_callbacks, sample("v2-batch-flask-01.json"))
+        assert len(client.get("/api/v1/agent-config").json()["endpoints"]) == Endpoint.objects.count() == 2
+        settings.AGENT_CONFIG_MAX_ENDPOINTS = 1
+        assert len({(e["method"], e["path"]) for e in client.get("/api/v1/agent-config").json()["endpoints"]}) == 1
+
+
 class TestDecryption:
     def test_an_encrypted_trace_is_decrypted_and_its_bodies_classified(self, client,
                                                                        django_capture_on_commit_callbacks):
