@@ -51,25 +51,26 @@ def agent_key_regex(pattern: str | None) -> str | None:
 
 
 def agent_endpoints() -> list[dict]:
-    """``endpoints`` as 0.1.x agents read them: capture-enabled endpoints first, at most
-    ``AGENT_CONFIG_MAX_ENDPOINTS``. Agents compare ``host`` with their trace's host as the app saw
-    it (``Host`` header: ``127.0.0.1:5000``), which we store without a port, so a capture-enabled
+    """``endpoints`` as 0.1.x agents read them: the endpoints with full trace capture on, at most
+    ``AGENT_CONFIG_MAX_ENDPOINTS``. Agents treat an endpoint they are not told about as capture off,
+    so the others are left out: the ``ingest`` key sits in every monitored app's configuration and
+    must not read the inventory through this route. Agents compare ``host`` with their trace's host
+    as the app saw it (``Host`` header: ``127.0.0.1:5000``), which we store without a port, so each
     endpoint is also listed as ``name:port`` for each destination port its stored traces show."""
     rows = list(
-        Endpoint.objects.order_by("-full_trace_capture_enabled", "host__name", "path", "method").values_list(
-            "uuid", "host__name", "method", "path", "full_trace_capture_enabled", "is_graphql", "openapi_spec_name"
-        )[: settings.AGENT_CONFIG_MAX_ENDPOINTS]
+        Endpoint.objects.filter(full_trace_capture_enabled=True).order_by("host__name", "path", "method")
+        .values_list("uuid", "host__name", "method", "path", "is_graphql", "openapi_spec_name")
+        [: settings.AGENT_CONFIG_MAX_ENDPOINTS]
     )
     ports: dict = {}
-    enabled = [row[0] for row in rows if row[4]]
-    if enabled:
-        for endpoint_id, port in (ApiTrace.objects.filter(endpoint_id__in=enabled)
+    if rows:
+        for endpoint_id, port in (ApiTrace.objects.filter(endpoint_id__in=[row[0] for row in rows])
                                   .values_list("endpoint_id", "meta__destinationPort").distinct()):
             if port not in (None, "", 80, 443, "80", "443"):
                 ports.setdefault(endpoint_id, set()).add(str(port))
     out = []
-    for uuid, host, method, path, capture, graphql, spec in rows:
-        entry = {"path": path, "openapiSpecName": spec, "method": method, "fullTraceCaptureEnabled": capture,
+    for uuid, host, method, path, graphql, spec in rows:
+        entry = {"path": path, "openapiSpecName": spec, "method": method, "fullTraceCaptureEnabled": True,
                  "numberParams": min(path.count("{"), 255), "isGraphQl": graphql}
         for spelling in [host, *sorted(f"{host}:{port}" for port in ports.get(uuid, ()))]:
             out.append({**entry, "host": spelling})

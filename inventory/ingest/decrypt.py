@@ -42,7 +42,6 @@ logger = logging.getLogger(__name__)
 
 _OAEP = padding.OAEP(mgf=padding.MGF1(algorithm=hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
 KEYRING_TTL = 60.0  # seconds a worker keeps its keys before re-reading them
-RELOAD_MIN_INTERVAL = 5.0  # an unknown key re-reads the keys at most this often (a rotation just happened)
 USED_MARK_INTERVAL = 60.0  # a key's last_used_at is written at most this often per process
 
 Reason = TraceDecryptFailure.Reason
@@ -57,18 +56,30 @@ class TraceUndecryptable(ValueError):
 
 
 class _Keyring:
-    """The worker's private keys, re-read every ``KEYRING_TTL`` and when a trace names none of them."""
+    """The worker's private keys, re-read every ``KEYRING_TTL`` and when a trace fits none of them
+    while a newer key exists (a rotation happened since they were read)."""
 
     def __init__(self):
         self.keys: list[PrivateKey] = []
         self.loaded_at = float("-inf")
         self.used_marked: dict[int, float] = {}
 
-    def get(self, *, stale_ok: bool = True) -> list[PrivateKey]:
-        age = time.monotonic() - self.loaded_at
-        if age > KEYRING_TTL or (not stale_ok and age > RELOAD_MIN_INTERVAL):
-            self.keys, self.loaded_at = private_keys(), time.monotonic()
+    def get(self) -> list[PrivateKey]:
+        if time.monotonic() - self.loaded_at > KEYRING_TTL:
+            self.reload()
         return self.keys
+
+    def reload(self) -> None:
+        self.keys, self.loaded_at = private_keys(), time.monotonic()
+
+    def reload_if_rotated(self) -> bool:
+        """Re-read the keys when a newer one exists than those held (one indexed query): a trace that
+        fits none of them may be encrypted for a key made since they were read."""
+        newest = AgentKey.objects.order_by("-id").values_list("id", flat=True).first()
+        if newest is None or newest <= max((key.id for key in self.keys), default=0):
+            return False
+        self.reload()
+        return True
 
     def mark_used(self, key: PrivateKey) -> None:
         now = time.monotonic()
@@ -111,20 +122,27 @@ def _b64(value: object) -> bytes:
 
 def _unwrap(wrapped: bytes) -> bytes:
     """The trace's AES key: the key that worked last first, then the others; re-read once if none fits."""
-    for stale_ok in (True, False):
-        keys = _keyring.get(stale_ok=stale_ok)
-        for position, key in enumerate(keys):
-            try:
-                aes_key = key.key.decrypt(wrapped, _OAEP)
-            except ValueError:
-                continue
-            if len(aes_key) != 32:
-                raise TraceUndecryptable(Reason.FORMAT)
-            if position:  # a wrong key costs a whole RSA operation: try the key that worked last first
-                keys.insert(0, keys.pop(position))
-            _keyring.mark_used(key)
-            return aes_key
-    raise TraceUndecryptable(Reason.KEY)
+    aes_key = _unwrap_with(_keyring.get(), wrapped)
+    if aes_key is None and _keyring.reload_if_rotated():
+        aes_key = _unwrap_with(_keyring.keys, wrapped)
+    if aes_key is None:
+        raise TraceUndecryptable(Reason.KEY)
+    return aes_key
+
+
+def _unwrap_with(keys: list[PrivateKey], wrapped: bytes) -> bytes | None:
+    for position, key in enumerate(keys):
+        try:
+            aes_key = key.key.decrypt(wrapped, _OAEP)
+        except ValueError:
+            continue
+        if len(aes_key) != 32:
+            raise TraceUndecryptable(Reason.FORMAT)
+        if position:  # a wrong key costs a whole RSA operation: try the key that worked last first
+            keys.insert(0, keys.pop(position))
+        _keyring.mark_used(key)
+        return aes_key
+    return None
 
 
 class _Values:
