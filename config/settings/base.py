@@ -256,6 +256,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 # Webhook targets on loopback/private/link-local addresses are refused unless
 # the operator turns this on (SSRF guard).
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=False)
+# Deliveries of one webhook in flight at once, across every worker process and thread (DECISIONS §7
+# pacing): a burst of alerts queues behind them instead of flooding the receiver past the 250 ms
+# budget. Read through webhooks.policy.max_in_flight().
+WEBHOOK_MAX_IN_FLIGHT = env.int("WEBHOOK_MAX_IN_FLIGHT", default=4)
 # Key for encrypting secrets at rest (testing environment authToken). Derived
 # from SECRET_KEY when unset.
 FIELD_ENCRYPTION_KEY = env.str("FIELD_ENCRYPTION_KEY", default="")

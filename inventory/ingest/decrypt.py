@@ -34,6 +34,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.agentkeys import PrivateKey, private_keys
+from core.zod import issue_required, issue_wrong_type
 from core.models import AgentKey, TraceDecryptFailure
 
 from .staging import trace_stage
@@ -232,20 +233,11 @@ def encryption_issues(value: object, path: list) -> list[dict]:
     if value is None:
         return []
     if not isinstance(value, dict):
-        return [_type_issue(path, "object", value)]
+        return [issue_wrong_type(path, "object", value)]
     issues = []
     for name, expected, kind in (("key", "string", str), ("generatedIvs", "object", dict)):
         if name not in value:
-            issues.append({"code": "invalid_type", "expected": expected, "received": "undefined",
-                           "path": [*path, name], "message": "Required"})
+            issues.append(issue_required([*path, name], expected))
         elif not isinstance(value[name], kind):
-            issues.append(_type_issue([*path, name], expected, value[name]))
+            issues.append(issue_wrong_type([*path, name], expected, value[name]))
     return issues
-
-
-def _type_issue(path: list, expected: str, value: object) -> dict:
-    from core.zod import zod_type
-
-    received = zod_type(value)
-    return {"code": "invalid_type", "expected": expected, "received": received, "path": path,
-            "message": f"Expected {expected}, received {received}"}
