@@ -5,7 +5,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from .models import ApiKey
+from .models import AgentKey, ApiKey, TraceDecryptFailure
 from .queues import queues_status
 
 # The index links the queues page (``queues_admin_view``, routed in config/urls.py).
@@ -49,3 +49,36 @@ def queues_admin_view(request):
     else:
         context.update(queues=queues, unconsumed=[queue for queue in queues if queue.unconsumed])
     return TemplateResponse(request, "core/admin/queues.html", context)
+
+
+@admin.register(AgentKey)
+class AgentKeyAdmin(admin.ModelAdmin):
+    """Agent encryption keys: public facts only (the private key is never shown). Made on first use,
+    rotated with ``manage.py rotateagentkey``; a previous key may be deleted once unused."""
+
+    list_display = ("fingerprint", "bits", "active", "created_at", "retired_at", "last_used_at")
+    fields = ("fingerprint", "bits", "active", "created_at", "retired_at", "last_used_at", "public_pem")
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return obj is not None and not obj.active and super().has_delete_permission(request, obj)
+
+
+@admin.register(TraceDecryptFailure)
+class TraceDecryptFailureAdmin(admin.ModelAdmin):
+    """Encrypted traces the worker skipped because they could not be decrypted, by reason."""
+
+    list_display = ("reason", "count", "last_at")
+    readonly_fields = ("reason", "count", "last_at")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -97,3 +97,48 @@ class ApiKey(models.Model):
         if self.revoked_at is None:
             self.revoked_at = timezone.now()
             self.save(update_fields=["revoked_at"])
+
+
+class AgentKey(models.Model):
+    """One RSA key pair agents encrypt full traces for (DECISIONS §9; ``core.agentkeys``).
+
+    ``public_pem`` is what ``agent-config`` serves; ``private_encrypted`` is the private key
+    encrypted at rest (never in clear, never served, never logged). Exactly one key is
+    ``active`` (the one served); the others are kept after a rotation so traces encrypted
+    by agents that have not re-read ``agent-config`` still decrypt.
+    """
+
+    fingerprint = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the public key (DER).")
+    bits = models.PositiveSmallIntegerField()
+    public_pem = models.TextField()
+    private_encrypted = models.TextField(editable=False)
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    retired_at = models.DateTimeField(null=True, blank=True, help_text="When a rotation replaced it.")
+    # Set by the worker (at most about once a minute per process) when a trace decrypts with it.
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["active"], condition=models.Q(active=True), name="agent_key_one_active"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.fingerprint[:16]}… ({'active' if self.active else 'previous'})"
+
+
+class TraceDecryptFailure(models.Model):
+    """How many encrypted agent traces the worker skipped because they could not be decrypted, by reason."""
+
+    class Reason(models.TextChoices):
+        KEY = "key", "no key of the service unwraps its key"
+        VALUE = "value", "a value failed authentication (tampered or wrong IV)"
+        FORMAT = "format", "malformed encryption block or value"
+
+    reason = models.CharField(max_length=8, choices=Reason.choices, unique=True)
+    count = models.PositiveBigIntegerField(default=0)
+    last_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.reason}: {self.count}"

@@ -263,6 +263,17 @@ WEBHOOK_MAX_IN_FLIGHT = env.int("WEBHOOK_MAX_IN_FLIGHT", default=4)
 # Key for encrypting secrets at rest (testing environment authToken). Derived
 # from SECRET_KEY when unset.
 FIELD_ENCRYPTION_KEY = env.str("FIELD_ENCRYPTION_KEY", default="")
+# Encrypted agent traces (core/agentkeys.py, DECISIONS §9). The service's RSA key pair is made on
+# first use with AGENT_KEY_BITS (every encrypted trace costs one RSA decryption: bench/decrypt.py); its private key is stored encrypted with AGENT_KEY_ENCRYPTION_KEY
+# (comma-separated, the first encrypts, every entry decrypts; empty: FIELD_ENCRYPTION_KEY, then
+# SECRET_KEY). AGENT_GLOBAL_FULL_TRACE_CAPTURE is agent-config's globalFullTraceCapture (agents
+# send encrypted full traces of every endpoint); AGENT_CONFIG_MAX_ENDPOINTS bounds its endpoints.
+AGENT_KEY_BITS = env.int("AGENT_KEY_BITS", default=2048)
+AGENT_KEY_ENCRYPTION_KEY = env.str("AGENT_KEY_ENCRYPTION_KEY", default="")
+AGENT_GLOBAL_FULL_TRACE_CAPTURE = env.bool("AGENT_GLOBAL_FULL_TRACE_CAPTURE", default=False)
+AGENT_CONFIG_MAX_ENDPOINTS = env.int("AGENT_CONFIG_MAX_ENDPOINTS", default=10_000)
+if AGENT_KEY_BITS not in (2048, 3072, 4096) or AGENT_CONFIG_MAX_ENDPOINTS < 0:
+    raise ImproperlyConfigured("AGENT_KEY_BITS must be 2048, 3072 or 4096; AGENT_CONFIG_MAX_ENDPOINTS at least 0.")
 # Security test generation (testgen): delay of time-based SQL injection payloads
 # (seconds), size of the rate-limit burst, most inputs one test fuzzes.
 TESTGEN_SQLI_DELAY_SECONDS = env.int("TESTGEN_SQLI_DELAY_SECONDS", default=3)

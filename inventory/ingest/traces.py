@@ -17,6 +17,7 @@ from inventory.patterns.normalize import host_normalize, host_scheme, path_norma
 from inventory.patterns.segments import pattern_renumber
 
 from .addresses import address_normalize
+from .decrypt import trace_decrypt
 from .staging import staged_classes
 from .wire import (
     endpoint_path_read,
@@ -118,6 +119,8 @@ def trace_from_agent(raw: dict, index: int, *, processed: bool, received_at: dat
     Raises ``ValueError`` / ``TypeError`` / ``AttributeError`` for a trace that cannot be read
     (the pipeline skips it); the accept-time check lets none of those through.
     """
+    if processed and isinstance(raw.get("encryption"), dict):
+        raw = trace_decrypt(raw, index)  # in clear and staged, or TraceUndecryptable (a skipped ValueError)
     request = raw.get("request") or {}
     response = raw.get("response") or {}
     url = request.get("url") or {}

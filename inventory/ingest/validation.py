@@ -27,6 +27,7 @@ from core.zod import (
 
 from inventory.patterns.normalize import host_normalize
 
+from .decrypt import encryption_issues
 from .wire import (
     ANALYSIS_TYPES,
     BODY_VALUE_TYPES,
@@ -185,6 +186,7 @@ def _check_processed(trace: dict, path: list, issues: _Issues) -> None:
         else:
             for key in PROCESSED_MAPS:
                 _check_string_map_of_lists(_get(data, key), [*path, "processedTraceData", key], issues)
+    issues.extend(encryption_issues(trace.get("encryption"), [*path, "encryption"]))  # decrypt.py
     _check_object_or_null(_get(trace, "sessionMeta"), [*path, "sessionMeta"], issues)
     analysis = _get(trace, "analysisType")
     if analysis is not MISSING and analysis is not None and analysis not in _ANALYSIS_TYPES:

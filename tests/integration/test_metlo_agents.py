@@ -60,11 +60,12 @@ def ingest_key(db) -> str:
     return raw
 
 
-def run_agent_app(*, kind: str, version: str, framework: str, server_url: str, key: str) -> dict:
+def run_agent_app(*, kind: str, version: str, framework: str, server_url: str, key: str, port: int = 0) -> dict:
     venv = agent_venv(version)
     result = subprocess.run(
         [sys.executable, str(HARNESS / "run_agent_app.py"), "--venv", str(venv), "--kind", kind,
-         "--framework", framework, "--collector-url", server_url, "--api-key", key, "--port", str(_free_port())],
+         "--framework", framework, "--collector-url", server_url, "--api-key", key,
+         "--port", str(port or _free_port())],
         capture_output=True, text=True, timeout=180,
     )
     assert result.returncode == 0, result.stdout + result.stderr
@@ -101,3 +102,91 @@ def test_metlo_agent_traffic_appears_in_the_inventory(live_server, worker, clien
     assert "email" in fields[("RESPONSE_BODY", "user.email")]["dataClasses"]
     assert "email" in user["dataClasses"]
     assert user["riskScore"] == "MEDIUM"
+
+
+# ---------------------------------------------------------------- encrypted full traces (metlo 0.1.5)
+# DECISIONS §9: with an encryptionPublicKey in agent-config and full trace capture on (globally or for
+# the endpoint), 0.1.x agents send the traces they capture encrypted; the worker decrypts them and
+# classifies their bodies. A class whose pattern agents cannot run (lookaround: agent-config sends it
+# without a regex) can only be found by the service itself, in a body it decrypted.
+
+def _service_only_class():
+    from classification.models import DataClass
+
+    DataClass.objects.create(name="beta_tag", short_name="Beta", severity="LOW", value_regex=r"^(?=beta$)[a-z]+$")
+
+
+def _user_endpoint_fields(client) -> dict:
+    def ready():
+        listed = {(e["method"], e["path"]): e for e in client.get("/api/v1/endpoints", {"limit": 50}).json()}
+        return listed.get(("GET", "/users/{param1}")) if ("POST", "/login") in listed else None
+
+    user = wait_for(ready, timeout=30, interval=0.2)
+    assert user, client.get("/api/v1/endpoints", {"limit": 50}).json()
+    detail = client.get(f"/api/v1/endpoint/{user['uuid']}").json()
+    return {(f["dataSection"], f["dataPath"]): f["dataClasses"] for f in detail["dataFields"]}
+
+
+def _wait_analysed(count: int) -> None:
+    from inventory.models import ApiTrace
+
+    assert wait_for(lambda: ApiTrace.objects.count() >= count, timeout=30, interval=0.2)
+
+
+def test_metlo_0_1_5_with_full_capture_sends_encrypted_traces_the_service_decrypts_and_classifies(
+        live_server, worker, client, ingest_key, settings):
+    from core.models import AgentKey, TraceDecryptFailure
+    from inventory.models import ApiTrace
+
+    _service_only_class()
+    settings.AGENT_GLOBAL_FULL_TRACE_CAPTURE = True
+    summary = run_agent_app(kind="v2", version="0.1.5", framework="flask", server_url=live_server.url,
+                            key=ingest_key)
+    assert [r["status"] for r in summary["requests"]] == [r["expected"] for r in summary["requests"]]
+    fields = _user_endpoint_fields(client)
+    _wait_analysed(4)
+    assert "email" in fields[("RESPONSE_BODY", "user.email")]
+    assert "beta_tag" in fields[("RESPONSE_BODY", "user.tags[]")]  # found by the service in the decrypted body
+    stored = ApiTrace.objects.filter(path="/users/42").get()
+    assert '"tags"' in stored.response_body and stored.request_headers  # in clear, not ciphertext, not withheld
+    assert not TraceDecryptFailure.objects.exists()
+    assert AgentKey.objects.get().last_used_at is not None
+
+
+def test_metlo_0_1_5_with_capture_off_keeps_working_on_metadata(live_server, worker, client, ingest_key):
+    from core.models import AgentKey
+    from inventory.models import ApiTrace
+
+    _service_only_class()
+    summary = run_agent_app(kind="v2", version="0.1.5", framework="flask", server_url=live_server.url,
+                            key=ingest_key)
+    assert [r["status"] for r in summary["requests"]] == [r["expected"] for r in summary["requests"]]
+    fields = _user_endpoint_fields(client)
+    _wait_analysed(4)
+    assert "email" in fields[("RESPONSE_BODY", "user.email")]  # the agent's own findings
+    assert "beta_tag" not in fields.get(("RESPONSE_BODY", "user.tags[]"), [])  # no body reached the service
+    assert all(t.response_body == "" and t.request_headers == [] for t in ApiTrace.objects.all())
+    assert AgentKey.objects.get().last_used_at is None  # the key was served, nothing was encrypted for it
+
+
+def test_metlo_0_1_5_endpoint_toggle_reaches_the_agent(live_server, worker, client, ingest_key):
+    from inventory.models import ApiTrace
+
+    _service_only_class()
+    port = _free_port()  # the same app address twice: agents match endpoints on the Host they see
+    run_agent_app(kind="v2", version="0.1.5", framework="flask", server_url=live_server.url, key=ingest_key,
+                  port=port)
+    _user_endpoint_fields(client)
+    _wait_analysed(4)
+    user = next(e for e in client.get("/api/v1/endpoints", {"limit": 50}).json() if e["path"] == "/users/{param1}")
+    response = client.put(f"/api/v1/endpoint/{user['uuid']}/enable-full-trace-capture", {"enabled": True},
+                          format="json")
+    assert response.status_code == 200
+    before = ApiTrace.objects.count()
+    run_agent_app(kind="v2", version="0.1.5", framework="flask", server_url=live_server.url, key=ingest_key,
+                  port=port)
+    _wait_analysed(before + 4)
+    assert wait_for(lambda: "beta_tag" in _user_endpoint_fields(client).get(("RESPONSE_BODY", "user.tags[]"), []),
+                    timeout=30, interval=0.5)
+    assert ApiTrace.objects.filter(path="/users/42").exclude(response_body="").exists()
+    assert all(t.response_body == "" for t in ApiTrace.objects.filter(path="/login"))  # toggle is per endpoint

@@ -45,7 +45,9 @@ def test_agent_config_has_every_key_agents_need(client):
     assert set(body) == {"sensitiveDataList", "endpoints", "specs", "globalFullTraceCapture", "encryptionPublicKey",
                          "authenticationConfig", "hostMap", "hostBlockList", "pathBlockList"}
     assert body["endpoints"] == [] and body["specs"] == [] and body["authenticationConfig"] == []
-    assert body["globalFullTraceCapture"] is False and body["encryptionPublicKey"] is None
+    # DECISIONS §9: the service's RSA public key (PEM), so 0.1.x agents send encrypted full traces.
+    assert body["globalFullTraceCapture"] is False
+    assert body["encryptionPublicKey"].startswith("-----BEGIN PUBLIC KEY-----\n")
     names = [item["className"] for item in body["sensitiveDataList"]]
     assert len(names) == 13 and "email" in names and "passport_number" in names
     email = next(i for i in body["sensitiveDataList"] if i["className"] == "email")

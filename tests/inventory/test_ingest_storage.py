@@ -91,10 +91,28 @@ def test_free_text_bodies_are_scrubbed(ingest):
 
 
 def test_v2_traces_are_stored_as_the_agent_redacted_them(ingest):
-    ingest(*sample("v2-batch-extra-encrypted-01.json"), url="/api/v2/log-request/batch")
-    trace = ApiTrace.objects.get()
-    assert trace.redacted is True
-    assert trace.request_headers == [] and trace.request_body == "" and trace.request_parameters == []
+    ingest(*sample("v2-batch-flask-01.json"), url="/api/v2/log-request/batch")
+    traces = list(ApiTrace.objects.all())
+    assert len(traces) == 2 and all(t.redacted for t in traces)
+    assert all(t.request_headers == [] and t.request_body == "" and t.request_parameters == [] for t in traces)
+
+
+def test_v2_traces_encrypted_for_a_key_we_do_not_hold_are_counted_and_not_stored(client,
+                                                                                  django_capture_on_commit_callbacks):
+    # DECISIONS §9: a trace that cannot be decrypted is counted and skipped, never half-stored (this
+    # captured trace was encrypted for another service's key; it used to be stored as metadata).
+    from core.models import TraceDecryptFailure
+    from tests.inventory.test_encrypted_traces import run_decrypt_counters
+
+    with django_capture_on_commit_callbacks() as enqueued:
+        response = client.post("/api/v2/log-request/batch", sample("v2-batch-extra-encrypted-01.json"), format="json")
+    assert response.status_code == 200
+    with django_capture_on_commit_callbacks() as after_commit:  # the count is written once the analysis commits
+        for callback in enqueued:
+            analyze_batch_task(*callback.args)
+    run_decrypt_counters(after_commit)
+    assert ApiTrace.objects.count() == 0 and Endpoint.objects.count() == 0
+    assert TraceDecryptFailure.objects.get(reason="key").count == 1
 
 
 def test_at_most_100_traces_are_kept_per_endpoint_newest_first(ingest):
