@@ -185,6 +185,7 @@ def test_redirect_is_not_followed(celery_worker, receiver, client, endpoint):
     time.sleep(0.5)
     assert len(route.requests) == 1
     assert receiver.routes.get("/elsewhere") is None
+    assert "/elsewhere" not in receiver.paths()  # the Location was never requested
     [run] = WebhookRun.objects.filter(delivery__alert=alert)
     assert (run.ok, run.status_code) == (False, 302)
 
