@@ -74,6 +74,18 @@ class Route:
     def next_answer(self) -> Answer:
         return self.script.pop(0) if self.script else self.then
 
+    def wait_for_requests(self, count: int, timeout: float = 30.0, message=None) -> list[Received]:
+        """Wait until at least ``count`` requests reached this route; return them all."""
+        return _arrived(self.requests, count, timeout, message)
+
+
+def _arrived(requests: list[Received], count: int, timeout: float, message) -> list[Received]:
+    """Wait until ``requests`` holds ``count`` requests or more (failing with ``message()``, or a
+    count of what did arrive); a copy of the list."""
+    wait_for(lambda: len(requests) >= count, timeout=timeout,
+             message=message or (lambda: f"{len(requests)} of {count} requests arrived within {timeout} s"))
+    return list(requests)
+
 
 class _TeeReader(io.RawIOBase):
     """The connection's input, every byte read also appended to ``sink``."""
@@ -148,12 +160,9 @@ class Receiver:
                 grouped.setdefault(request.delivery_id, []).append(request)
             return grouped
 
-    def wait_for_requests(self, count: int, timeout: float = 30.0) -> list[Received]:
-        """Wait until at least ``count`` requests have arrived; return them all."""
-        wait_for(lambda: len(self.requests) >= count, timeout=timeout,
-                 message=lambda: f"{len(self.requests)} of {count} requests arrived within {timeout} s")
-        with self.lock:
-            return list(self.requests)
+    def wait_for_requests(self, count: int, timeout: float = 30.0, message=None) -> list[Received]:
+        """Wait until at least ``count`` requests have arrived (any path); return them all."""
+        return _arrived(self.requests, count, timeout, message)
 
     def close(self) -> None:
         self.server.shutdown()

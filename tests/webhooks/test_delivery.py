@@ -57,7 +57,7 @@ def test_payload_is_specs_alert_shape_field_by_field(celery_worker, receiver, cl
 
     alert = raise_alert(endpoint)
 
-    request = wait_for(lambda: route.requests and route.requests[0])
+    request = route.wait_for_requests(1)[0]
     body = request.json()
     assert set(body) == {"alert", "meta"}
     sent = body["alert"]

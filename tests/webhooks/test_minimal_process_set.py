@@ -144,8 +144,8 @@ def test_the_readmes_minimal_process_set_delivers_an_alert_to_a_webhook(processe
     ingested = api.post(f"{web.base_url}/api/v1/log-request/batch", json=[TRACE], timeout=10)
     assert ingested.status_code == 200, ingested.text
 
-    request = wait_for(lambda: route.requests and route.requests[0], timeout=60,
-                       message=lambda: "no delivery reached the receiver\n" + logs(web=web, worker=worker, beat=beat))
+    request = route.wait_for_requests(1, timeout=60, message=lambda: "no delivery reached the receiver\n"
+                                      + logs(web=web, worker=worker, beat=beat))[0]
     assert request.json()["alert"]["type"] == ALERT_TYPE
     assert request.json()["alert"]["apiEndpoint"]["path"] == "/legacy/export"
     delivery = WebhookDelivery.objects.get()
