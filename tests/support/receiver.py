@@ -12,7 +12,8 @@ nothing at all reached it), and answers what the test programs:
 - ``drop_first=n``: the first ``n`` connections are closed without reading or answering.
 
 Every answer closes its connection (one request per connection, so ``connections`` counts requests
-that got in). ``wait_for_requests(n)`` waits until ``n`` requests have arrived.
+that got in). ``wait_for_requests(n)``, on the receiver (any path) or on one route, waits until
+``n`` requests have arrived and returns them.
 """
 from __future__ import annotations
 
