@@ -104,28 +104,36 @@ class _TeeReader(io.RawIOBase):
         return len(data)
 
 
-class _ListeningServer(ThreadingHTTPServer):
-    """A real server's listen backlog (socketserver's default is 5): the concurrent POSTs of a
-    fan-out must all get in, as they would at any web server."""
-
-    request_queue_size = 128
+class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
 class Receiver:
     """A threaded HTTP server recording every request and answering what the test programs
-    (module docstring). ``host`` is the address it listens on; ``close()`` stops it."""
+    (module docstring). ``host`` is the address it listens on; ``close()`` stops it.
+
+    ``backlog``: the listen backlog. 128 by default, a real web server's: the concurrent POSTs of a
+    fan-out must all get in. ``backlog=5`` is ``ThreadingHTTPServer`` as the standard library ships
+    it, a receiver as a user writes one in a minute. ``most``: the most requests it was handling at
+    once (from the end of a request's headers until just before its answer is written, an interval
+    inside the sender's own time in flight, so ``most`` never overstates the sender's concurrency).
+    """
 
     def __init__(self, answer: Answer | Callable[[Received], Answer] | None = None, *,
-                 host: str = "127.0.0.1", drop_first: int = 0):
+                 host: str = "127.0.0.1", drop_first: int = 0, backlog: int = 128):
         self.answer = answer or Answer()
         self.drop_first = drop_first
         self.routes: dict[str, Route] = {}
         self.requests: list[Received] = []
         self.connections = 0
+        self.most = 0
+        self._handling = 0
         self._chunks: list[bytearray] = []
         self.lock = threading.Lock()
-        self.server = _ListeningServer((host, 0), _handler_class(self))
+        self.server = _Server((host, 0), _handler_class(self), bind_and_activate=False)
+        self.server.request_queue_size = backlog
+        self.server.server_bind()
+        self.server.server_activate()
         self.host, self.port = host, self.server.server_address[1]
         self.url = f"http://{host}:{self.port}"
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
@@ -179,6 +187,11 @@ class Receiver:
             self._chunks.append(chunk)
             return self.connections <= self.drop_first, chunk
 
+    def _handling_changed(self, change: int) -> None:
+        with self.lock:
+            self._handling += change
+            self.most = max(self.most, self._handling)
+
     def _received(self, request: Received) -> Answer:
         """Record ``request`` and decide its answer."""
         with self.lock:
@@ -214,10 +227,12 @@ def _handler_class(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self):
             arrived = time.monotonic()
+            receiver._handling_changed(+1)
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             answer = receiver._received(Received(arrived, self.command, self.path, dict(self.headers.items()), body))
             if answer.delay:
                 time.sleep(answer.delay)
+            receiver._handling_changed(-1)
             try:
                 self.send_response(answer.status)
                 if answer.location:
