@@ -1,13 +1,13 @@
 """Routes of SPEC "Data classes and data fields": thin views over ``classification.services``."""
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import validate
-from core.openapi import FIELD_NOT_FOUND, SUCCESS, VALIDATION
-from core.scopes import Scope, requires_scope
+from core.openapi import FIELD_NOT_FOUND, SUCCESS, VALIDATION, operation
+from core.scopes import Scope
 
 from . import services
 from .serializers import (
@@ -25,8 +25,7 @@ TAGS = ["data classes and data fields"]
 class DataClassListView(APIView):
     """``GET /data-class``: the enabled data classes."""
 
-    @requires_scope(Scope.READ)
-    @extend_schema(operation_id="data_class_list", responses={200: DataClassSerializer(many=True)}, tags=TAGS)
+    @operation(Scope.READ, "data_class_list", responses={200: DataClassSerializer(many=True)}, tags=TAGS)
     def get(self, request):
         return Response(DataClassSerializer(services.data_classes_enabled(), many=True).data)
 
@@ -34,17 +33,13 @@ class DataClassListView(APIView):
 class DataFieldUpdateClassesView(APIView):
     """``POST /data-field/{id}/update-classes``."""
 
-    @requires_scope(Scope.ADMIN)
-    @extend_schema(
-        operation_id="data_field_update_classes",
-        parameters=[DATA_FIELD_ID],
-        request=UpdateClassesSerializer,
-        responses={200: DataFieldSerializer, 400: VALIDATION, 404: FIELD_NOT_FOUND},
-        description="Set the field's classes. `dataSection` and `dataPath` must name this field (else 404). "
-                    "Removed classes become false positives, which detection never re-adds. The endpoint's "
-                    "riskScore is recomputed.",
-        tags=TAGS,
-    )
+    @operation(Scope.ADMIN, "data_field_update_classes", parameters=[DATA_FIELD_ID],
+               request=UpdateClassesSerializer,
+               responses={200: DataFieldSerializer, 400: VALIDATION, 404: FIELD_NOT_FOUND},
+               description="Set the field's classes. `dataSection` and `dataPath` must name this field (else 404). "
+                           "Removed classes become false positives, which detection never re-adds. The endpoint's "
+                           "riskScore is recomputed.",
+               tags=TAGS)
     def post(self, request, data_field_id: str):
         data = validate(UpdateClassesSerializer(data=request.data))
         field = services.data_field_update_classes(
@@ -59,15 +54,11 @@ class DataFieldUpdateClassesView(APIView):
 class DataFieldView(APIView):
     """``DELETE /data-field/{id}``."""
 
-    @requires_scope(Scope.ADMIN)
-    @extend_schema(
-        operation_id="data_field_delete",
-        parameters=[DATA_FIELD_ID],
-        responses={200: DataFieldSerializer, 404: FIELD_NOT_FOUND},
-        description="Delete the data field and its classification; answers the deleted field. The endpoint's "
-                    "riskScore is recomputed.",
-        tags=TAGS,
-    )
+    @operation(Scope.ADMIN, "data_field_delete", parameters=[DATA_FIELD_ID],
+               responses={200: DataFieldSerializer, 404: FIELD_NOT_FOUND},
+               description="Delete the data field and its classification; answers the deleted field. The endpoint's "
+                           "riskScore is recomputed.",
+               tags=TAGS)
     def delete(self, request, data_field_id: str):
         return Response(DataFieldSerializer(services.data_field_delete(data_field_id=data_field_id)).data)
 
@@ -75,14 +66,8 @@ class DataFieldView(APIView):
 class DataFieldEntityView(APIView):
     """``PUT /data-field/{id}/update-entity``."""
 
-    @requires_scope(Scope.ADMIN)
-    @extend_schema(
-        operation_id="data_field_update_entity",
-        parameters=[DATA_FIELD_ID],
-        request=UpdateEntitySerializer,
-        responses={200: DataFieldSerializer, 400: VALIDATION, 404: FIELD_NOT_FOUND},
-        tags=TAGS,
-    )
+    @operation(Scope.ADMIN, "data_field_update_entity", parameters=[DATA_FIELD_ID], request=UpdateEntitySerializer,
+               responses={200: DataFieldSerializer, 400: VALIDATION, 404: FIELD_NOT_FOUND}, tags=TAGS)
     def put(self, request, data_field_id: str):
         data = validate(UpdateEntitySerializer(data=request.data))
         field = services.data_field_update_entity(data_field_id=data_field_id, entity=data["entity"])
@@ -92,22 +77,18 @@ class DataFieldEntityView(APIView):
 class DataFieldDataPathView(APIView):
     """``PUT /data-field/{id}/update-data-path``."""
 
-    @requires_scope(Scope.ADMIN)
-    @extend_schema(
-        operation_id="data_field_update_data_path",
-        parameters=[DATA_FIELD_ID],
-        request=UpdateDataPathSerializer,
-        responses={
-            200: DataFieldSerializer,
-            400: VALIDATION,
-            404: FIELD_NOT_FOUND,
-            409: OpenApiResponse(
-                response={"type": "string", "enum": ["Data field already exists with this data path."]},
-                description="Another field of the endpoint and section has that path.",
-            ),
-        },
-        tags=TAGS,
-    )
+    @operation(Scope.ADMIN, "data_field_update_data_path", parameters=[DATA_FIELD_ID],
+               request=UpdateDataPathSerializer,
+               responses={
+                   200: DataFieldSerializer,
+                   400: VALIDATION,
+                   404: FIELD_NOT_FOUND,
+                   409: OpenApiResponse(
+                       response={"type": "string", "enum": ["Data field already exists with this data path."]},
+                       description="Another field of the endpoint and section has that path.",
+                   ),
+               },
+               tags=TAGS)
     def put(self, request, data_field_id: str):
         data = validate(UpdateDataPathSerializer(data=request.data))
         field = services.data_field_update_path(data_field_id=data_field_id, data_path=data["dataPath"])
@@ -117,15 +98,10 @@ class DataFieldDataPathView(APIView):
 class ClearSensitiveDataView(APIView):
     """``POST /clear-sensitive-data``."""
 
-    @requires_scope(Scope.ADMIN)
-    @extend_schema(
-        operation_id="clear_sensitive_data",
-        request=None,
-        responses={200: SUCCESS},
-        description="Remove every sensitive-data classification (classes, false positives, scanner results), "
-                    "set every riskScore to NONE and delete the sensitive-data alerts. Cannot be undone.",
-        tags=TAGS,
-    )
+    @operation(Scope.ADMIN, "clear_sensitive_data", request=None, responses={200: SUCCESS},
+               description="Remove every sensitive-data classification (classes, false positives, scanner results), "
+                           "set every riskScore to NONE and delete the sensitive-data alerts. Cannot be undone.",
+               tags=TAGS)
     def post(self, request):
         services.sensitive_data_clear()
         return Response("Success")
@@ -134,14 +110,10 @@ class ClearSensitiveDataView(APIView):
 class ClearAllDataFieldsView(APIView):
     """``POST /clear-all-datafields``."""
 
-    @requires_scope(Scope.ADMIN)
-    @extend_schema(
-        operation_id="clear_all_datafields",
-        request=None,
-        responses={200: SUCCESS},
-        description="Delete every data field, set every riskScore to NONE and delete the sensitive-data alerts.",
-        tags=TAGS,
-    )
+    @operation(Scope.ADMIN, "clear_all_datafields", request=None, responses={200: SUCCESS},
+               description="Delete every data field, set every riskScore to NONE and delete the sensitive-data "
+                           "alerts.",
+               tags=TAGS)
     def post(self, request):
         services.data_fields_clear_all()
         return Response("Success")

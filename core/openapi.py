@@ -1,9 +1,11 @@
 """OpenAPI pieces shared by every app's routes (real shapes, no bare ``{}``)."""
+from collections.abc import Callable
+
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 
 from .schema import ZOD_ERROR_SCHEMA
-from .scopes import allowed_scopes, required_scope
+from .scopes import Scope, allowed_scopes, required_scope, requires_scope
 
 
 def json_string(*values: str, description: str = "") -> OpenApiResponse:
@@ -21,6 +23,15 @@ ENDPOINT_NOT_FOUND = json_string("Endpoint does not exist.", description="Unknow
 FIELD_NOT_FOUND = json_string("Data field does not exist.", description="Unknown or malformed data field id.")
 CONFLICT = OpenApiResponse(response={"type": "string"}, description="Conflict: a JSON string saying why.")
 TOTAL_COUNT_NOTE = "The `X-Total-Count` response header carries the number of matches before paging."
+
+
+def operation(scope: Scope, operation_id: str, **schema) -> Callable:
+    """Declare one API operation on its view handler: the least scope it needs (``requires_scope``,
+    read by the permission class and by :class:`ScopedAutoSchema`) and its OpenAPI description
+    (``schema``: drf-spectacular's ``extend_schema`` arguments: summary, parameters, request,
+    responses, description, tags)."""
+    scoped, described = requires_scope(scope), extend_schema(operation_id=operation_id, **schema)
+    return lambda handler: scoped(described(handler))
 
 
 class ScopedAutoSchema(AutoSchema):

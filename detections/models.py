@@ -8,6 +8,7 @@ from django.db import models
 from django.utils import timezone
 
 from core.enums import AlertStatus, AlertType, RiskScore
+from core.timestamps import Timestamped
 
 # Statuses in which an alert blocks a new one with the same endpoint, type and description.
 ACTIVE_STATUSES = (AlertStatus.OPEN, AlertStatus.IGNORED)
@@ -18,7 +19,7 @@ def alert_dedup_key(type: str, description: str) -> str:
     return hashlib.sha1(f"{type}\n{description}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
-class Alert(models.Model):
+class Alert(Timestamped):
     """An alert on an endpoint.
 
     Contract: at most one Open-or-Ignored alert per (endpoint, type, description). The partial
@@ -36,8 +37,6 @@ class Alert(models.Model):
     dedup_key = models.CharField(max_length=40, editable=False, default="")
     context = models.JSONField(default=dict, blank=True)
     resolution_message = models.TextField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [

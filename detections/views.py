@@ -1,17 +1,17 @@
 """Alert and OpenAPI-spec routes (DECISIONS §6): thin views over ``services`` and ``specs``."""
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import PayloadTooLarge, validate
+from core.paging import list_response, page_of
 from core.params import query_dict
-from core.scopes import Scope, requires_scope
+from core.scopes import Scope
 from core.uploads import BoundedUploadView
 
 from . import services, specs
-from core.openapi import CONFLICT, SUCCESS, TOTAL_COUNT_NOTE, UNAUTHORIZED, VALIDATION, json_string
+from core.openapi import CONFLICT, SUCCESS, TOTAL_COUNT_NOTE, UNAUTHORIZED, VALIDATION, json_string, operation
 from .serializers import (
     AlertListQuerySerializer,
     AlertSerializer,
@@ -29,15 +29,10 @@ TOO_LARGE = json_string(specs.SPEC_TOO_LARGE, description="The file is over 5 MB
 class AlertsView(APIView):
     """``GET /api/v1/alerts``."""
 
-    @requires_scope(Scope.READ)
-    @extend_schema(
-        operation_id="alerts_list",
-        summary="List alerts",
-        description="Open first, then risk (high→none), then newest. " + TOTAL_COUNT_NOTE,
-        parameters=[AlertListQuerySerializer],
-        responses={200: AlertSerializer(many=True), 400: VALIDATION, 401: UNAUTHORIZED},
-        tags=["alerts"],
-    )
+    @operation(Scope.READ, "alerts_list", summary="List alerts",
+               description="Open first, then risk (high→none), then newest. " + TOTAL_COUNT_NOTE,
+               parameters=[AlertListQuerySerializer],
+               responses={200: AlertSerializer(many=True), 400: VALIDATION, 401: UNAUTHORIZED}, tags=["alerts"])
     def get(self, request):
         query = validate(AlertListQuerySerializer(
             data=query_dict(request.query_params, list_fields=AlertListQuerySerializer.LIST_FIELDS)
@@ -49,40 +44,28 @@ class AlertsView(APIView):
             hosts=query.get("hosts"),
             endpoint_id=query.get("endpoint"),
         )
-        total = alerts.count()
-        # An offset past the matches is an empty page (and may not fit PostgreSQL's bigint OFFSET).
-        page = alerts[query["offset"]: query["offset"] + query["limit"]] if query["offset"] < total else []
-        response = Response(AlertSerializer(page, many=True).data)
-        response["X-Total-Count"] = str(total)
-        return response
+        page, total = page_of(alerts, offset=query["offset"], limit=query["limit"])
+        return list_response(AlertSerializer(page, many=True).data, total)
 
 
 class AlertView(APIView):
     """``GET`` / ``PUT /api/v1/alert/{alertId}``."""
 
-    @requires_scope(Scope.READ)
-    @extend_schema(
-        operation_id="alert_read",
-        summary="Read one alert",
-        responses={200: AlertSerializer, 401: UNAUTHORIZED, 404: ALERT_NOT_FOUND},
-        tags=["alerts"],
-    )
+    @operation(Scope.READ, "alert_read", summary="Read one alert",
+               responses={200: AlertSerializer, 401: UNAUTHORIZED, 404: ALERT_NOT_FOUND}, tags=["alerts"])
     def get(self, request, alert_id: str):
         return Response(AlertSerializer(services.alert_get(alert_id=alert_id)).data)
 
-    @requires_scope(Scope.ADMIN)
-    @extend_schema(
-        operation_id="alert_update",
-        summary="Resolve, unresolve, ignore or unignore an alert",
-        description=(
-            "Open → Resolved (resolve) or Ignored (ignore); Resolved → Open (unresolve); Ignored → Open "
-            "(unignore). Any other change is 409 with a JSON string such as \"Alert is already resolved.\". "
-            "resolutionMessage is kept on resolve/ignore and cleared when the alert reopens."
-        ),
-        request=AlertUpdateSerializer,
-        responses={200: AlertSerializer, 400: VALIDATION, 401: UNAUTHORIZED, 404: ALERT_NOT_FOUND, 409: CONFLICT},
-        tags=["alerts"],
-    )
+    @operation(Scope.ADMIN, "alert_update", summary="Resolve, unresolve, ignore or unignore an alert",
+               description=(
+                   "Open → Resolved (resolve) or Ignored (ignore); Resolved → Open (unresolve); Ignored → Open "
+                   "(unignore). Any other change is 409 with a JSON string such as \"Alert is already resolved.\". "
+                   "resolutionMessage is kept on resolve/ignore and cleared when the alert reopens."
+               ),
+               request=AlertUpdateSerializer,
+               responses={200: AlertSerializer, 400: VALIDATION, 401: UNAUTHORIZED, 404: ALERT_NOT_FOUND,
+                          409: CONFLICT},
+               tags=["alerts"])
     def put(self, request, alert_id: str):
         body = validate(AlertUpdateSerializer(data=request.data))
         alert = services.alert_update(
@@ -120,20 +103,18 @@ class SpecUploadView(BoundedUploadView):
 class SpecNewView(SpecUploadView):
     """``POST /api/v1/spec/new``."""
 
-    @requires_scope(Scope.ADMIN)
-    @extend_schema(
-        operation_id="spec_create",
-        summary="Upload an OpenAPI spec",
-        description=(
-            "Multipart form with one file part `file` (JSON or YAML OpenAPI 3.x, at most 5 MB, local `$ref`s "
-            "only, at least one absolute server URL). The spec is named after the file (`petstore.yaml` → "
-            "`petstore`); its hosts are the server URLs' hosts. Endpoints of those hosts that it documents get "
-            "`openapiSpecName`, and their traffic is compared with it (alerts of type \"Open API Spec Diff\")."
-        ),
-        request=_UPLOAD_REQUEST,
-        responses={201: SpecSummarySerializer, 400: VALIDATION, 401: UNAUTHORIZED, 409: CONFLICT, 413: TOO_LARGE},
-        tags=["specs"],
-    )
+    @operation(Scope.ADMIN, "spec_create", summary="Upload an OpenAPI spec",
+               description=(
+                   "Multipart form with one file part `file` (JSON or YAML OpenAPI 3.x, at most 5 MB, local `$ref`s "
+                   "only, at least one absolute server URL). The spec is named after the file (`petstore.yaml` → "
+                   "`petstore`); its hosts are the server URLs' hosts. Endpoints of those hosts that it documents "
+                   "get `openapiSpecName`, and their traffic is compared with it (alerts of type \"Open API Spec "
+                   "Diff\")."
+               ),
+               request=_UPLOAD_REQUEST,
+               responses={201: SpecSummarySerializer, 400: VALIDATION, 401: UNAUTHORIZED, 409: CONFLICT,
+                          413: TOO_LARGE},
+               tags=["specs"])
     def post(self, request):
         filename, raw = _upload(request)
         spec = specs.spec_create(name=specs.spec_name_from_filename(filename), raw=raw)
@@ -143,57 +124,36 @@ class SpecNewView(SpecUploadView):
 class SpecsView(APIView):
     """``GET /api/v1/specs``."""
 
-    @requires_scope(Scope.READ)
-    @extend_schema(
-        operation_id="specs_list",
-        summary="List uploaded OpenAPI specs",
-        description="By name, without the documents' text. " + TOTAL_COUNT_NOTE,
-        responses={200: SpecSummarySerializer(many=True), 401: UNAUTHORIZED},
-        tags=["specs"],
-    )
+    @operation(Scope.READ, "specs_list", summary="List uploaded OpenAPI specs",
+               description="By name, without the documents' text. " + TOTAL_COUNT_NOTE,
+               responses={200: SpecSummarySerializer(many=True), 401: UNAUTHORIZED}, tags=["specs"])
     def get(self, request):
         rows = list(specs.specs_list())
-        response = Response(SpecSummarySerializer(rows, many=True).data)
-        response["X-Total-Count"] = str(len(rows))
-        return response
+        return list_response(SpecSummarySerializer(rows, many=True).data, len(rows))
 
 
 class SpecView(SpecUploadView):
     """``GET`` / ``PUT`` / ``DELETE /api/v1/spec/{name}``."""
 
-    @requires_scope(Scope.READ)
-    @extend_schema(
-        operation_id="spec_read",
-        summary="Read an uploaded OpenAPI spec",
-        description="`spec` holds the file's text as uploaded.",
-        responses={200: SpecSerializer, 401: UNAUTHORIZED, 404: SPEC_NOT_FOUND},
-        tags=["specs"],
-    )
+    @operation(Scope.READ, "spec_read", summary="Read an uploaded OpenAPI spec",
+               description="`spec` holds the file's text as uploaded.",
+               responses={200: SpecSerializer, 401: UNAUTHORIZED, 404: SPEC_NOT_FOUND}, tags=["specs"])
     def get(self, request, name: str):
         return Response(SpecSerializer(specs.spec_get(name=name)).data)
 
-    @requires_scope(Scope.ADMIN)
-    @extend_schema(
-        operation_id="spec_replace",
-        summary="Replace the document of an uploaded OpenAPI spec",
-        request=_UPLOAD_REQUEST,
-        responses={200: SpecSummarySerializer, 400: VALIDATION, 401: UNAUTHORIZED, 404: SPEC_NOT_FOUND,
-                   413: TOO_LARGE},
-        tags=["specs"],
-    )
+    @operation(Scope.ADMIN, "spec_replace", summary="Replace the document of an uploaded OpenAPI spec",
+               request=_UPLOAD_REQUEST,
+               responses={200: SpecSummarySerializer, 400: VALIDATION, 401: UNAUTHORIZED, 404: SPEC_NOT_FOUND,
+                          413: TOO_LARGE},
+               tags=["specs"])
     def put(self, request, name: str):
         specs.spec_get(name=name)
         _, raw = _upload(request)
         return Response(SpecSummarySerializer(specs.spec_replace(name=name, raw=raw)).data)
 
-    @requires_scope(Scope.ADMIN)
-    @extend_schema(
-        operation_id="spec_delete",
-        summary="Delete an uploaded OpenAPI spec",
-        description="Its endpoints lose their openapiSpecName (or take another spec's that documents them).",
-        responses={200: SUCCESS, 401: UNAUTHORIZED, 404: SPEC_NOT_FOUND},
-        tags=["specs"],
-    )
+    @operation(Scope.ADMIN, "spec_delete", summary="Delete an uploaded OpenAPI spec",
+               description="Its endpoints lose their openapiSpecName (or take another spec's that documents them).",
+               responses={200: SUCCESS, 401: UNAUTHORIZED, 404: SPEC_NOT_FOUND}, tags=["specs"])
     def delete(self, request, name: str):
         specs.spec_delete(name=name)
         return Response("Success")

@@ -14,9 +14,10 @@ from django.db import models
 from django.utils import timezone
 
 from core.enums import HttpMethod, RiskScore
+from core.timestamps import Timestamped
 
 
-class Host(models.Model):
+class Host(Timestamped):
     """A hostname seen in traffic.
 
     ``is_public`` is the effective value used by hostType filters: the
@@ -30,8 +31,6 @@ class Host(models.Model):
     # True once any destination address was seen in this host's traffic: from then on
     # only addresses decide public/private, not the name (DECISIONS §4).
     address_seen = models.BooleanField(default=False, editable=False)
-    created_at = models.DateTimeField(default=timezone.now)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["name"]
@@ -46,7 +45,7 @@ class Host(models.Model):
         super().save(*args, **kwargs)
 
 
-class Endpoint(models.Model):
+class Endpoint(Timestamped):
     """An API endpoint: a method and a path pattern (``/users/{param1}``) on a host."""
 
     uuid = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -81,8 +80,6 @@ class Endpoint(models.Model):
     graphql_schema = models.TextField(null=True, blank=True)
     first_detected = models.DateTimeField(null=True, blank=True)
     last_active = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
@@ -185,12 +182,20 @@ class ObservedPath(models.Model):
         indexes = [models.Index(fields=["endpoint", "-last_seen"], name="observed_path_recent")]
 
 
-class HostAddress(models.Model):
+class AddressSeen(models.Model):
+    """An IP address seen in traffic, and when it was last seen (abstract: the two kinds below)."""
+
+    address = models.CharField(max_length=64)
+    last_seen = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        abstract = True
+
+
+class HostAddress(AddressSeen):
     """An address a host's traffic was served on (destination), for public/private and the hosts graph."""
 
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="addresses")
-    address = models.CharField(max_length=64)
-    last_seen = models.DateTimeField(default=timezone.now)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["host", "address"], name="host_address_unique")]
@@ -198,12 +203,10 @@ class HostAddress(models.Model):
         indexes = [models.Index(fields=["address"], name="host_address_addr")]
 
 
-class EndpointCaller(models.Model):
+class EndpointCaller(AddressSeen):
     """A source address that called an endpoint (edges of the hosts graph)."""
 
     endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="callers")
-    address = models.CharField(max_length=64)
-    last_seen = models.DateTimeField(default=timezone.now)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["endpoint", "address"], name="endpoint_caller_unique")]

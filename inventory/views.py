@@ -2,14 +2,15 @@
 import zlib
 
 import orjson
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework.exceptions import UnsupportedMediaType
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import PayloadTooLarge, ZodError
 from core.safejson import nested_deeper_than, strip_nul
-from core.scopes import Scope, requires_scope
+from core.openapi import operation
+from core.scopes import Scope
 
 from .ingest.accept import traces_accept
 from .ingest.agent_config import agent_config
@@ -20,12 +21,8 @@ from .ingest.validation import MAX_REQUEST_BYTES, traces_validate
 class VerifyView(APIView):
     """``GET /api/v1/verify``: agents check their key with it; ``"OK"`` for a valid key."""
 
-    @requires_scope(Scope.INGEST)
-    @extend_schema(
-        operation_id="verify_key",
-        responses={200: OpenApiResponse(response={"type": "string", "enum": ["OK"]})},
-        tags=["agents"],
-    )
+    @operation(Scope.INGEST, "verify_key",
+               responses={200: OpenApiResponse(response={"type": "string", "enum": ["OK"]})}, tags=["agents"])
     def get(self, request):
         return Response("OK")
 
@@ -103,9 +100,8 @@ class LogRequestSingleView(_IngestView):
 
     batch = False
 
-    @requires_scope(Scope.INGEST)
-    @extend_schema(operation_id="log_request_single", request=RawTraceSerializer,
-                   responses={200: _OK, **_INGEST_ERRORS}, tags=["agents"])
+    @operation(Scope.INGEST, "log_request_single", request=RawTraceSerializer,
+               responses={200: _OK, **_INGEST_ERRORS}, tags=["agents"])
     def post(self, request):
         return super().post(request)
 
@@ -113,9 +109,8 @@ class LogRequestSingleView(_IngestView):
 class LogRequestBatchView(_IngestView):
     """``POST /api/v1/log-request/batch``: an array of raw traces (at most 1,000)."""
 
-    @requires_scope(Scope.INGEST)
-    @extend_schema(operation_id="log_request_batch", request=RawTraceSerializer(many=True),
-                   responses={200: _OK, **_INGEST_ERRORS}, tags=["agents"])
+    @operation(Scope.INGEST, "log_request_batch", request=RawTraceSerializer(many=True),
+               responses={200: _OK, **_INGEST_ERRORS}, tags=["agents"])
     def post(self, request):
         return super().post(request)
 
@@ -125,9 +120,8 @@ class LogRequestBatchV2View(_IngestView):
 
     processed = True
 
-    @requires_scope(Scope.INGEST)
-    @extend_schema(operation_id="log_request_batch_v2", request=ProcessedTraceSerializer(many=True),
-                   responses={200: _OK, **_INGEST_ERRORS}, tags=["agents"])
+    @operation(Scope.INGEST, "log_request_batch_v2", request=ProcessedTraceSerializer(many=True),
+               responses={200: _OK, **_INGEST_ERRORS}, tags=["agents"])
     def post(self, request):
         return super().post(request)
 
@@ -135,7 +129,6 @@ class LogRequestBatchV2View(_IngestView):
 class AgentConfigView(APIView):
     """``GET /api/v1/agent-config``: the configuration Metlo agents load at start."""
 
-    @requires_scope(Scope.INGEST)
-    @extend_schema(operation_id="agent_config", responses={200: AgentConfigSerializer}, tags=["agents"])
+    @operation(Scope.INGEST, "agent_config", responses={200: AgentConfigSerializer}, tags=["agents"])
     def get(self, request):
         return Response(agent_config())

@@ -12,10 +12,12 @@ import uuid
 from django.db import models
 from django.utils import timezone
 
+from core.timestamps import Timestamped
+
 GLOBAL_ENV_KEY = "global"
 
 
-class TestingEnvironment(models.Model):
+class TestingEnvironment(Timestamped):
     """The environment generated tests run against: target, credentials, request options.
 
     ``extra`` holds operator-defined string values, each usable as a ``{{name}}``
@@ -33,8 +35,6 @@ class TestingEnvironment(models.Model):
     retries = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Retries on connection errors.")
     headers = models.JSONField(null=True, blank=True, help_text="Headers sent with every test request.")
     extra = models.JSONField(default=dict, blank=True, help_text="Custom placeholder values: name to string.")
-    created_at = models.DateTimeField(default=timezone.now)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         verbose_name = "testing environment"

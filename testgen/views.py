@@ -4,16 +4,18 @@ from __future__ import annotations
 import uuid
 
 from django.db import transaction
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.enums import HttpMethod
 from core.errors import validate
+from core.paging import list_response, page_of
 from core.params import query_dict
+from core.openapi import operation
 from core.schema import ZOD_ERROR_SCHEMA
 from core.masking import secrets_masked
-from core.scopes import Scope, requires_scope, sees_secrets
+from core.scopes import Scope, sees_secrets
 
 from . import services
 from .errors import NoEndpointSpecified, TestRunNotFound
@@ -60,19 +62,15 @@ def _required_text(request, name: str) -> None:
 class GenTestEndpointView(APIView):
     """``GET /api/v1/gen-test-endpoint``: a security test for one endpoint."""
 
-    @requires_scope(Scope.READ)
-    @extend_schema(
-        operation_id="gen_test_endpoint",
-        parameters=[
-            OpenApiParameter("endpoint", str, required=True,
-                             description="Path pattern (`/users/{param1}`), concrete path or endpoint uuid."),
-            OpenApiParameter("host", str, required=False),
-            OpenApiParameter("method", str, enum=HttpMethod.values, required=False),
-            *_OPTION_PARAMETERS,
-        ],
-        responses={200: TestGenerationResultSerializer, 400: _NO_ENDPOINT, 404: _NOT_FOUND},
-        tags=["testing"],
-    )
+    @operation(Scope.READ, "gen_test_endpoint",
+               parameters=[
+                   OpenApiParameter("endpoint", str, required=True,
+                                    description="Path pattern (`/users/{param1}`), concrete path or endpoint uuid."),
+                   OpenApiParameter("host", str, required=False),
+                   OpenApiParameter("method", str, enum=HttpMethod.values, required=False),
+                   *_OPTION_PARAMETERS,
+               ],
+               responses={200: TestGenerationResultSerializer, 400: _NO_ENDPOINT, 404: _NOT_FOUND}, tags=["testing"])
     def get(self, request):
         _required_text(request, "endpoint")
         query = validate(GenTestEndpointQuery(data=query_dict(request.query_params)))
@@ -85,13 +83,9 @@ class GenTestEndpointView(APIView):
 class GenTestEndpointsView(APIView):
     """``GET /api/v1/gen-test-endpoints``: one security test per endpoint of a host."""
 
-    @requires_scope(Scope.READ)
-    @extend_schema(
-        operation_id="gen_test_endpoints",
-        parameters=[OpenApiParameter("host", str, required=True), *_OPTION_PARAMETERS],
-        responses={200: HostTestGenerationItemSerializer(many=True), 400: _NO_ENDPOINT},
-        tags=["testing"],
-    )
+    @operation(Scope.READ, "gen_test_endpoints",
+               parameters=[OpenApiParameter("host", str, required=True), *_OPTION_PARAMETERS],
+               responses={200: HostTestGenerationItemSerializer(many=True), 400: _NO_ENDPOINT}, tags=["testing"])
     def get(self, request):
         _required_text(request, "host")
         query = validate(GenTestEndpointsQuery(data=query_dict(request.query_params)))
@@ -102,48 +96,36 @@ class GenTestEndpointsView(APIView):
 class GlobalEnvView(APIView):
     """``/api/v1/testing/global-env``: read (``[]`` when unset), replace, clear."""
 
-    @requires_scope(Scope.READ)
-    @extend_schema(
-        operation_id="testing_global_env_read",
-        responses={200: OpenApiResponse(
-            response={"oneOf": [
-                {"$ref": "#/components/schemas/GlobalEnvResponse"},
-                {"type": "array", "maxItems": 0, "items": {}},
-            ]},
-            description="The environment, or `[]` when none is configured.",
-        )},
-        description="For keys other than `admin`, secrets are `[REDACTED]`: `authToken`, credential headers, "
-                    "values of keys named like credentials (identities and login bodies included) and "
-                    "credentials inside URLs.",
-        tags=["testing"],
-    )
+    @operation(Scope.READ, "testing_global_env_read",
+               responses={200: OpenApiResponse(
+                   response={"oneOf": [
+                       {"$ref": "#/components/schemas/GlobalEnvResponse"},
+                       {"type": "array", "maxItems": 0, "items": {}},
+                   ]},
+                   description="The environment, or `[]` when none is configured.",
+               )},
+               description="For keys other than `admin`, secrets are `[REDACTED]`: `authToken`, credential headers, "
+                           "values of keys named like credentials (identities and login bodies included) and "
+                           "credentials inside URLs.",
+               tags=["testing"])
     def get(self, request):
         environment = services.global_env_read()
         return Response(environment if sees_secrets(request) else secrets_masked(environment))
 
-    @requires_scope(Scope.ADMIN)
-    @extend_schema(
-        operation_id="testing_global_env_set",
-        request=GlobalEnvSerializer,
-        responses={200: GlobalEnvResponseSerializer, 400: _ZOD},
-        description=(
-            "Replace the environment. `baseUrl` is required; other keys are optional; extra keys "
-            "(string values) become `{{name}}` placeholders. `authToken` is stored encrypted."
-        ),
-        tags=["testing"],
-    )
+    @operation(Scope.ADMIN, "testing_global_env_set", request=GlobalEnvSerializer,
+               responses={200: GlobalEnvResponseSerializer, 400: _ZOD},
+               description=(
+                   "Replace the environment. `baseUrl` is required; other keys are optional; extra keys "
+                   "(string values) become `{{name}}` placeholders. `authToken` is stored encrypted."
+               ),
+               tags=["testing"])
     def put(self, request):
         values = validate(GlobalEnvSerializer(data=request.data))
         with transaction.atomic():
             return Response(services.global_env_set(values=values))
 
-    @requires_scope(Scope.ADMIN)
-    @extend_schema(
-        operation_id="testing_global_env_clear",
-        request=None,
-        responses={200: OpenApiResponse(response={"type": "string", "enum": ["Success"]})},
-        tags=["testing"],
-    )
+    @operation(Scope.ADMIN, "testing_global_env_clear", request=None,
+               responses={200: OpenApiResponse(response={"type": "string", "enum": ["Success"]})}, tags=["testing"])
     def delete(self, request):
         services.global_env_clear()
         return Response("Success")
@@ -152,35 +134,24 @@ class GlobalEnvView(APIView):
 class TestRunsView(APIView):
     """``/api/v1/testing/runs``: start a run in the worker (POST), list runs (GET)."""
 
-    @requires_scope(Scope.READ)
-    @extend_schema(
-        operation_id="testing_runs_list",
-        parameters=[TestRunListQuery],
-        responses={200: TestRunSerializer(many=True), 400: _ZOD},
-        description="Newest first. The `X-Total-Count` response header carries the number of runs before paging. "
-                    "For keys other than `admin`, credentials inside `baseUrl` are `[REDACTED]`.",
-        tags=["testing"],
-    )
+    @operation(Scope.READ, "testing_runs_list", parameters=[TestRunListQuery],
+               responses={200: TestRunSerializer(many=True), 400: _ZOD},
+               description="Newest first. The `X-Total-Count` response header carries the number of runs before "
+                           "paging. For keys other than `admin`, credentials inside `baseUrl` are `[REDACTED]`.",
+               tags=["testing"])
     def get(self, request):
         query = validate(TestRunListQuery(data=query_dict(request.query_params)))
         runs = TestRun.objects.order_by("-created_at", "uuid")
-        total = runs.count()
-        # An offset past the runs is an empty page (and may not fit PostgreSQL's bigint OFFSET).
-        page = runs[query["offset"]: query["offset"] + query["limit"]] if query["offset"] < total else []
-        response = Response(TestRunSerializer(page, many=True, context={"request": request}).data)
-        response["X-Total-Count"] = str(total)
-        return response
+        page, total = page_of(runs, offset=query["offset"], limit=query["limit"])
+        return list_response(TestRunSerializer(page, many=True, context={"request": request}).data, total)
 
-    @requires_scope(Scope.ADMIN)
-    @extend_schema(
-        operation_id="testing_runs_start",
-        request=TestRunStartSerializer,
-        responses={202: TestRunSerializer, 400: _ZOD, 404: _NOT_FOUND,
-                   409: OpenApiResponse(response={"type": "string"}, description="No usable testing environment.")},
-        description="Generate and run security tests in the background against the global testing environment. "
-                    "Poll GET /testing/runs/{runId} for the results.",
-        tags=["testing"],
-    )
+    @operation(Scope.ADMIN, "testing_runs_start", request=TestRunStartSerializer,
+               responses={202: TestRunSerializer, 400: _ZOD, 404: _NOT_FOUND,
+                          409: OpenApiResponse(response={"type": "string"},
+                                               description="No usable testing environment.")},
+               description="Generate and run security tests in the background against the global testing "
+                           "environment. Poll GET /testing/runs/{runId} for the results.",
+               tags=["testing"])
     def post(self, request):
         body = validate(TestRunStartSerializer(data=request.data))
         run = services.test_run_start(host=body.get("host"), endpoint=body.get("endpoint"), method=body.get("method"),
@@ -191,16 +162,13 @@ class TestRunsView(APIView):
 class TestRunView(APIView):
     """``GET /api/v1/testing/runs/{runId}``: a run with the result of each test."""
 
-    @requires_scope(Scope.READ)
-    @extend_schema(
-        operation_id="testing_run_read",
-        description="For keys other than `admin`, the evidence is `[REDACTED]`: every result's and check's "
-                    "`message` (excerpts of the target's answers, values sent from the environment) and "
-                    "credentials inside `baseUrl`.",
-        responses={200: TestRunDetailSerializer,
-                   404: OpenApiResponse(response={"type": "string", "enum": ["Test run does not exist."]})},
-        tags=["testing"],
-    )
+    @operation(Scope.READ, "testing_run_read",
+               description="For keys other than `admin`, the evidence is `[REDACTED]`: every result's and check's "
+                           "`message` (excerpts of the target's answers, values sent from the environment) and "
+                           "credentials inside `baseUrl`.",
+               responses={200: TestRunDetailSerializer,
+                          404: OpenApiResponse(response={"type": "string", "enum": ["Test run does not exist."]})},
+               tags=["testing"])
     def get(self, request, run_id: str):
         try:
             run = TestRun.objects.prefetch_related("results").get(uuid=uuid.UUID(run_id))

@@ -1,7 +1,13 @@
-"""Fixtures shared by the whole suite: real PostgreSQL (pytest-django), API keys, outbound connections."""
+"""Fixtures shared by the whole suite: real PostgreSQL (pytest-django), API keys, outbound connections.
+
+The SQLite job (``make test-sqlite``, ``config.settings.test_sqlite``) runs part of the suite on
+``make run``'s SQLite file and filesystem broker; tests marked ``not_on_sqlite("why")`` are skipped
+there, with that reason.
+"""
 import socket
 
 import pytest
+from django.conf import settings
 from rest_framework.test import APIClient
 
 from core.models import ApiKey
@@ -88,3 +94,16 @@ def _builtin_data_classes_after_flush(request):
     if _is_transactional(request):
         request.getfixturevalue("transactional_db")
         seed_builtin_data_classes()
+
+
+def pytest_collection_modifyitems(config, items):
+    """On the SQLite job, skip the tests marked ``not_on_sqlite`` with the reason they give."""
+    if not settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+        return
+    for item in items:
+        marker = item.get_closest_marker("not_on_sqlite")
+        if marker is None:
+            continue
+        if not marker.args:
+            raise pytest.UsageError(f"{item.nodeid}: not_on_sqlite needs a reason")
+        item.add_marker(pytest.mark.skip(reason=f"not on SQLite: {marker.args[0]}"))

@@ -126,9 +126,9 @@ def upsert(
     updates = [f"{qn(meta.get_field(n).column)} = {table}.{qn(meta.get_field(n).column)} + excluded.{qn(meta.get_field(n).column)}"
                for n in increment]
     updates += [f"{qn(meta.get_field(n).column)} = excluded.{qn(meta.get_field(n).column)}" for n in replace]
-    max_fn = "GREATEST" if connection.vendor == "postgresql" else "MAX"
+    # From here on SQLite (PostgreSQL returned above): its two-argument MAX is GREATEST.
     updates += [
-        f"{qn(meta.get_field(n).column)} = {max_fn}({table}.{qn(meta.get_field(n).column)}, excluded.{qn(meta.get_field(n).column)})"
+        f"{qn(meta.get_field(n).column)} = MAX({table}.{qn(meta.get_field(n).column)}, excluded.{qn(meta.get_field(n).column)})"
         for n in greatest
     ]
     conflict_columns = ", ".join(qn(meta.get_field(n).column) for n in conflict)

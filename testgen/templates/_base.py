@@ -48,8 +48,13 @@ class GenerationContext:
 
 
 class SecurityTemplate:
-    """A kind of security test. Subclass, set the class attributes, implement
-    :meth:`applies` and :meth:`generate`, decorate with :func:`register`.
+    """A kind of security test. Subclass, give its identity (``name``, ``priority``, ``title``,
+    ``version`` when not 1) in the class statement or as class attributes, implement
+    :meth:`applies` and :meth:`generate`, decorate with :func:`register`::
+
+        @register
+        class Xss(SecurityTemplate, name="XSS", priority=50, title="Cross-site scripting"):
+            ...
 
     ``priority`` orders automatic selection (lowest first); DECISIONS §8 fixes the
     order of the built-ins: BOLA 10, AUTH_BYPASS 20, MASS_ASSIGNMENT 30,
@@ -60,6 +65,15 @@ class SecurityTemplate:
     version: ClassVar[int] = 1
     priority: ClassVar[int]
     title: ClassVar[str]
+
+    def __init_subclass__(cls, *, name: str | None = None, priority: int | None = None,
+                          title: str | None = None, version: int | None = None, **kwargs) -> None:
+        """Identity given in the class statement becomes the class attributes of the same names."""
+        super().__init_subclass__(**kwargs)
+        identity = {"name": name, "priority": priority, "title": title, "version": version}
+        for attribute, value in identity.items():
+            if value is not None:
+                setattr(cls, attribute, value)
 
     def applies(self, profile: EndpointProfile) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -168,6 +182,11 @@ def request_with_input(profile: EndpointProfile, description: str, item: Input, 
 
 def input_label(item: Input) -> str:
     return {"path": "path parameter", "query": "query parameter", "body": "body field"}[item.location] + f" '{item.name}'"
+
+
+def inputs_named(inputs: list[Input]) -> str:
+    """The inputs a test fuzzes, for its description: ``query:q, body:name``."""
+    return ", ".join(f"{i.location}:{i.name}" for i in inputs)
 
 
 # --- assertions --------------------------------------------------------------------

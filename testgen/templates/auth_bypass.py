@@ -17,12 +17,7 @@ REFUSED = [401, 403]
 
 
 @register
-class AuthBypass(SecurityTemplate):
-    name = "AUTH_BYPASS"
-    version = 1
-    priority = 20
-    title = "Authentication bypass"
-
+class AuthBypass(SecurityTemplate, name="AUTH_BYPASS", priority=20, title="Authentication bypass"):
     def applies(self, profile: EndpointProfile) -> bool:
         return profile.is_authenticated
 

@@ -46,12 +46,7 @@ def identifier(profile: EndpointProfile) -> tuple[Input, bool] | None:
 
 
 @register
-class Bola(SecurityTemplate):
-    name = "BOLA"
-    version = 1
-    priority = 10
-    title = "Broken object level authorization"
-
+class Bola(SecurityTemplate, name="BOLA", priority=10, title="Broken object level authorization"):
     def applies(self, profile: EndpointProfile) -> bool:
         return profile.is_authenticated and identifier(profile) is not None
 

@@ -56,12 +56,7 @@ def id_field(profile: EndpointProfile, prefix: str) -> str:
 
 
 @register
-class MassAssignment(SecurityTemplate):
-    name = "MASS_ASSIGNMENT"
-    version = 1
-    priority = 30
-    title = "Mass assignment"
-
+class MassAssignment(SecurityTemplate, name="MASS_ASSIGNMENT", priority=30, title="Mass assignment"):
     def applies(self, profile: EndpointProfile) -> bool:
         return profile.method in ("POST", "PUT", "PATCH") and profile.has_json_object_body
 

@@ -25,12 +25,7 @@ def is_credential_path(path: str) -> bool:
 
 
 @register
-class RateLimit(SecurityTemplate):
-    name = "RATE_LIMIT"
-    version = 1
-    priority = 60
-    title = "Rate limiting"
-
+class RateLimit(SecurityTemplate, name="RATE_LIMIT", priority=60, title="Rate limiting"):
     def applies(self, profile: EndpointProfile) -> bool:
         return profile.method == "POST" or is_credential_path(profile.path)
 

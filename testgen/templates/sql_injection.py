@@ -19,7 +19,8 @@ replaced by:
 from __future__ import annotations
 
 from ..profile import EndpointProfile, Input
-from ._base import GenerationContext, SecurityTemplate, assertion, input_label, register, request_with_input
+from ._base import (GenerationContext, SecurityTemplate, assertion, input_label, inputs_named, register,
+                    request_with_input)
 
 # Text that only a database (driver/ORM) error puts in an answer. Matched case-insensitively.
 DB_ERROR_SIGNATURES = [
@@ -77,12 +78,7 @@ def time_payloads(value: str, delay: int, numeric: bool) -> list[tuple[str, str]
 
 
 @register
-class SqlInjection(SecurityTemplate):
-    name = "SQL_INJECTION"
-    version = 1
-    priority = 40
-    title = "SQL injection"
-
+class SqlInjection(SecurityTemplate, name="SQL_INJECTION", priority=40, title="SQL injection"):
     def applies(self, profile: EndpointProfile) -> bool:
         return bool(profile.inputs)
 
@@ -125,11 +121,10 @@ class SqlInjection(SecurityTemplate):
             "duration", "lessThan", int(delay * 1000 * 0.8),
             description=f"No answer is delayed by a time-based payload ({delay} s)",
         ))
-        names = ", ".join(f"{i.location}:{i.name}" for i in inputs)
         return self.test_config(
             profile,
             description=(
-                f"{profile.method} {profile.path}: SQL injection payloads in each input ({names}) must not "
+                f"{profile.method} {profile.path}: SQL injection payloads in each input ({inputs_named(inputs)}) must not "
                 "produce database errors, different answers for true and false conditions, or delays."
             ),
             requests=requests,

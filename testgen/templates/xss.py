@@ -14,7 +14,8 @@ later answer.
 from __future__ import annotations
 
 from ..profile import EndpointProfile, Input
-from ._base import GenerationContext, SecurityTemplate, assertion, input_label, register, request_with_input
+from ._base import (GenerationContext, SecurityTemplate, assertion, input_label, inputs_named, register,
+                    request_with_input)
 
 MARKER = "31337"
 # (payload sent, markup that must not come back verbatim). No quote in the script part:
@@ -31,12 +32,7 @@ def string_inputs(profile: EndpointProfile) -> list[Input]:
 
 
 @register
-class Xss(SecurityTemplate):
-    name = "XSS"
-    version = 1
-    priority = 50
-    title = "Cross-site scripting"
-
+class Xss(SecurityTemplate, name="XSS", priority=50, title="Cross-site scripting"):
     def applies(self, profile: EndpointProfile) -> bool:
         return bool(string_inputs(profile))
 
@@ -47,11 +43,10 @@ class Xss(SecurityTemplate):
             for item in inputs
             for payload, _ in PAYLOADS
         ]
-        names = ", ".join(f"{i.location}:{i.name}" for i in inputs)
         return self.test_config(
             profile,
             description=(
-                f"{profile.method} {profile.path}: script payloads in string inputs ({names}) must not be "
+                f"{profile.method} {profile.path}: script payloads in string inputs ({inputs_named(inputs)}) must not be "
                 "reflected unescaped in any answer."
             ),
             requests=requests,

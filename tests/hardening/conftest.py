@@ -6,28 +6,19 @@ Redis: these tests kill it. While a test runs, this process's Celery app publish
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import threading
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import redis
 from django.conf import settings
 
 from tests.support.processes import Worker, start_worker, wait_for
+from tests.support.receiver import Answer, Received, Receiver
 
 REDIS_PORT = int(os.environ.get("FAULTS_REDIS_PORT", "6392"))
-
-
-class ListeningServer(ThreadingHTTPServer):
-    """A threading HTTP server with a real server's listen backlog (socketserver's default is 5):
-    the concurrent POSTs of a fan-out must all get in, as they would at any web server."""
-
-    request_queue_size = 128
 
 
 # --------------------------------------------------------------------------------- Redis
@@ -138,72 +129,16 @@ def workers(broker, settings):
 
 # --------------------------------------------------------------------------------- receiver
 
-@dataclass
-class Received:
-    path: str
-    headers: dict
-    body: bytes
-
-    @property
-    def delivery_id(self) -> str:
-        return self.headers["X-Delivery-Id"]
-
-    @property
-    def attempt(self) -> int:
-        return int(self.headers["X-Delivery-Attempt"])
-
-    def json(self):
-        return json.loads(self.body)
-
-
-class Receiver:
-    """A webhook receiver on 127.0.0.1 recording every POST. Answers 200 at once, except on ``/flaky``
-    where the first attempt of each delivery gets a 503 (so it is retried 500 ms later)."""
-
-    def __init__(self):
-        self.requests: list[Received] = []
-        self.lock = threading.Lock()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):  # noqa: N802
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                with receiver.lock:
-                    receiver.requests.append(Received(self.path, dict(self.headers.items()), body))
-                first = self.headers.get("X-Delivery-Attempt") == "1"
-                status = 503 if self.path == "/flaky" and first else 200
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Length", "0")
-                    self.send_header("Connection", "close")
-                    self.end_headers()
-                except OSError:
-                    pass  # the sender is gone
-
-        self.server = ListeningServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def by_delivery(self) -> dict[str, list[Received]]:
-        with self.lock:
-            grouped: dict[str, list[Received]] = {}
-            for request in self.requests:
-                grouped.setdefault(request.delivery_id, []).append(request)
-            return grouped
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+def _first_attempt_on_flaky_fails(request: Received) -> Answer:
+    """200 at once, except on ``/flaky`` where the first attempt of each delivery gets a 503 (so
+    it is retried 500 ms later)."""
+    first = request.headers.get("X-Delivery-Attempt") == "1"
+    return Answer(503 if request.path == "/flaky" and first else 200, body=b"")
 
 
 @pytest.fixture
 def receiver():
-    server = Receiver()
+    """A webhook receiver on 127.0.0.1 (tests/support/receiver.py) recording every POST."""
+    server = Receiver(_first_attempt_on_flaky_fails)
     yield server
     server.close()

@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -22,6 +20,7 @@ from inventory.models import IngestBatch
 from inventory.tasks import analyze_batch_task
 from testgen.tasks import test_run_execute_task
 from tests.inventory.ingest_support import raw_trace
+from tests.support.receiver import Receiver
 from webhooks.models import WebhookDelivery
 from webhooks.tasks import deliveries_send_task
 
@@ -43,30 +42,9 @@ SECRETS = {
 @pytest.fixture
 def receiver():
     """A real HTTP server on 127.0.0.1 answering 200 to everything (webhook receiver and test target)."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def _answer(self):
-            length = int(self.headers.get("Content-Length") or 0)
-            if length:
-                self.rfile.read(length)
-            body = b'{"ok": true}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _answer
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    server = Receiver()
+    yield server.url
+    server.close()
 
 
 @pytest.fixture

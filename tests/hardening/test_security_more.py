@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import logging
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.db import connection
@@ -21,6 +19,7 @@ from core.enums import AlertType
 from core.models import ApiKey, hash_key
 from detections.services import AlertCandidate, alerts_raise
 from tests.factories import EndpointFactory, HostFactory
+from tests.support.receiver import Answer, Receiver
 from webhooks import http
 from webhooks.models import Webhook, WebhookDelivery, WebhookRun
 from webhooks.services.attempt import Attempt, deliveries_attempt
@@ -183,47 +182,16 @@ def test_dns_changed_after_creation_is_refused_at_delivery_before_any_connection
     assert dns.lookups.count("hooks.partner.example") == 2  # at creation, and again at the send
 
 
-class _Server:
-    """An HTTP server on a loopback address answering every POST with ``status`` and ``location``."""
-
-    def __init__(self, host: str, status: int = 200, location: str | None = None):
-        self.hits: list[str] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _answer(self):
-                server.hits.append(self.path)
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                self.send_response(status)
-                if location:
-                    self.send_header("Location", location)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            do_POST = do_GET = _answer  # noqa: N815
-
-        self.httpd = ThreadingHTTPServer((host, 0), Handler)
-        self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.mark.parametrize("target", ["http://169.254.169.254/latest/meta-data/", "internal", "http://[::1]/admin"])
 def test_a_redirect_to_a_private_address_is_not_followed(
     client, dns, guard_on, connections, endpoint, monkeypatch, target
 ):
     # An internal service on 127.0.0.1 that must never be reached.
-    internal = _Server("127.0.0.1")
+    internal = Receiver(Answer(body=b""))
     location = f"http://127.0.0.1:{internal.port}/admin" if target == "internal" else target
     # The receiver answers 302 to that target. It listens on 127.0.0.2, which this test (only)
     # lets the guard treat as public, standing for a public receiver gone bad.
-    receiver = _Server("127.0.0.2", status=302, location=location)
+    receiver = Receiver(Answer(302, body=b"", location=location), host="127.0.0.2")
     is_private = http.address_is_private
     monkeypatch.setattr(http, "address_is_private", lambda a: a != "127.0.0.2" and is_private(a))
     dns["hooks.partner.example"] = "127.0.0.2"
@@ -239,8 +207,8 @@ def test_a_redirect_to_a_private_address_is_not_followed(
         receiver.close()
 
     assert outcome.result is Attempt.GIVEN_UP  # not retried
-    assert receiver.hits == ["/in"]
-    assert internal.hits == []
+    assert receiver.paths() == ["/in"]
+    assert (internal.paths(), internal.connections) == ([], 0)
     assert connections == ["127.0.0.2"]  # nothing else was even tried
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("FAILED", 1)

@@ -37,9 +37,14 @@ URL_KEY = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
 
 
 def batch_rows_text() -> str:
-    """The batch rows exactly as PostgreSQL holds them."""
+    """The batch rows exactly as the database holds them (PostgreSQL's jsonb as text; on the
+    SQLite job, the JSON text of the column)."""
+    if connection.vendor == "postgresql":
+        rows = "string_agg(traces::text, ' ')"
+    else:
+        rows = "group_concat(traces, ' ')"
     with connection.cursor() as cursor:
-        cursor.execute("SELECT coalesce(string_agg(traces::text, ' '), '') FROM inventory_ingestbatch")
+        cursor.execute(f"SELECT coalesce({rows}, '') FROM inventory_ingestbatch")
         return cursor.fetchone()[0]
 
 

@@ -3,6 +3,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.db.models import Sum
 from django.utils import timezone
 
@@ -168,6 +169,8 @@ def test_a_batch_is_analysed_exactly_once(client, django_capture_on_commit_callb
     assert batch.status == IngestBatch.Status.DONE and batch.traces == [] and batch.processed_at is not None
 
 
+@pytest.mark.not_on_sqlite("row locks (SELECT ... FOR UPDATE SKIP LOCKED); SQLite serialises writers instead, "
+                            "see the next test")
 @pytest.mark.django_db(transaction=True)
 def test_a_batch_being_analysed_elsewhere_is_skipped(seeded_transactional_db):  # noqa: F811
     """The claim is SELECT ... FOR UPDATE SKIP LOCKED: a second worker returns at once, the first one wins."""
@@ -195,6 +198,40 @@ def test_a_batch_being_analysed_elsewhere_is_skipped(seeded_transactional_db):  
     outcome = batch_analyze(batch_id=batch.id)  # the row is free again: analysed once
     assert outcome is not None and outcome.endpoints_created == 1
     assert batch_analyze(batch_id=batch.id) is None
+
+
+@pytest.mark.skipif(not settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"),
+                    reason="SQLite only (make test-sqlite): PostgreSQL has row locks, see the previous test")
+@pytest.mark.django_db(transaction=True)
+def test_on_sqlite_a_second_worker_waits_for_the_first_and_finds_the_batch_done(seeded_transactional_db):  # noqa: F811
+    """SQLite has no row locks: every transaction takes the database's write lock when it begins
+    (``transaction_mode`` IMMEDIATE, make run's settings), so a second worker waits for the first
+    one's commit and then finds the batch analysed: still exactly once."""
+    import threading
+    import time
+
+    from django.db import connections, transaction
+
+    batch = IngestBatch.objects.create(kind=IngestBatch.Kind.RAW, traces=[raw_trace()], num_traces=1)
+    result = {}
+
+    def other_worker():
+        try:
+            result["outcome"] = batch_analyze(batch_id=batch.id)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=other_worker)
+    with transaction.atomic():
+        first = batch_analyze(batch_id=batch.id)  # "worker 1", its transaction still open
+        thread.start()
+        time.sleep(0.5)
+        assert thread.is_alive()  # waiting for the write lock
+    thread.join(10)
+    assert not thread.is_alive()
+    assert first is not None and first.endpoints_created == 1
+    assert result == {"outcome": None}
+    assert Endpoint.objects.count() == 1
 
 
 def test_analysis_of_a_batch_takes_a_bounded_number_of_queries(client, django_capture_on_commit_callbacks,

@@ -47,7 +47,22 @@ def test_database_url() -> str:
 
 
 def process_env(**overrides: str) -> dict[str, str]:
-    """The environment of a child process of the service on the test database and test Redis."""
+    """The environment of a child process of the service on the test database and test Redis.
+
+    On the SQLite job (``config.settings.test_sqlite``): ``make run``'s configuration, the local
+    settings with no ``REDIS_URL`` (the filesystem broker under ``VAR_DIR``, the folder this process
+    publishes to) on the test database's file."""
+    if connection.vendor == "sqlite":
+        inherited = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+        return {
+            **inherited,
+            "DJANGO_SETTINGS_MODULE": "config.settings.local",
+            "DATABASE_URL": f"sqlite:///{connection.settings_dict['NAME']}",
+            "VAR_DIR": str(settings.VAR_DIR),
+            "WEBHOOK_QUEUE": settings.WEBHOOK_QUEUE,
+            "WEBHOOK_ALLOW_PRIVATE_TARGETS": "true",
+            **overrides,
+        }
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",

@@ -7,8 +7,8 @@ import pytest
 from django.core.management import call_command
 
 from tests.testgen.factories import endpoint_from_traffic
-from tests.testgen.receiver import RawReceiver
 from tests.testgen.target_app import RunningTarget, ShopApp
+from tests.support.receiver import Receiver
 
 SHOP = "shop.test"
 USER_RESPONSE = {"id": 1, "name": "alice", "email": "alice@example.com", "role": "user", "isAdmin": False, "balance": 10}
@@ -54,10 +54,10 @@ def serve():
 
 @pytest.fixture
 def receiver():
-    """A raw receiver on 127.0.0.1 recording every byte it gets (tests.testgen.receiver)."""
-    target = RawReceiver()
+    """A receiver on 127.0.0.1 recording every byte it gets (tests/support/receiver.py)."""
+    target = Receiver()
     yield target
-    target.stop()
+    target.close()
 
 
 @pytest.fixture

@@ -277,35 +277,3 @@ class EchoApp:
         data = json.dumps(payload).encode()
         start_response(f"{status} X", [*headers, ("Content-Length", str(len(data)))])
         return [data]
-
-
-class FlakyServer:
-    """A TCP server that drops its first ``drops`` connections without answering, then answers 200 "ok"."""
-
-    def __init__(self, drops: int):
-        import socketserver
-
-        self.drops = drops
-        self.connections = 0
-        outer = self
-
-        class Handler(socketserver.BaseRequestHandler):
-            def handle(self):
-                outer.connections += 1
-                if outer.connections <= outer.drops:
-                    return  # close without a word
-                self.request.recv(65536)
-                self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n"
-                                     b"Connection: close\r\n\r\nok")
-
-        class Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-
-        self.server = Server(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()

@@ -21,7 +21,7 @@ from tests.inventory.ingest_support import raw_trace, seeded_transactional_db  #
 from tests.support import processes
 from tests.support.processes import start_worker, wait_for
 from tests.testgen.factories import endpoint_from_traffic
-from tests.testgen.receiver import RawReceiver
+from tests.support.receiver import Answer, Receiver
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 RUNS = "/api/v1/testing/runs"
@@ -150,8 +150,8 @@ class TestTargets:
         assert receiver.connections == 0
 
     def test_a_listed_target_is_tested_and_its_redirects_are_not_followed(self, client, worker, search):
-        elsewhere = RawReceiver()
-        target = RawReceiver(status=302, location=f"http://localhost:{elsewhere.port}/internal")
+        elsewhere = Receiver()
+        target = Receiver(Answer(302, location=f"http://localhost:{elsewhere.port}/internal"))
         try:
             client.put(ENV, {"baseUrl": f"http://localhost:{target.port}"}, format="json")
 
@@ -161,5 +161,5 @@ class TestTargets:
             assert target.connections == 3 and b"GET /api/search?q=%3Cscript%3E" in target.raw()
             assert elsewhere.connections == 0
         finally:
-            elsewhere.stop()
-            target.stop()
+            elsewhere.close()
+            target.close()

@@ -6,7 +6,8 @@ import pytest
 
 from testgen.runner import Outcome, test_run
 from testgen.services import RunEnvironment
-from tests.testgen.target_app import EchoApp, FlakyServer, RunningTarget
+from tests.support.receiver import Answer, Receiver
+from tests.testgen.target_app import EchoApp, RunningTarget
 
 
 @pytest.fixture
@@ -191,26 +192,26 @@ class TestRequests:
         assert result.outcome == Outcome.PASSED
 
     def test_connection_failures_are_retried(self):
-        flaky = FlakyServer(drops=1)
+        flaky = Receiver(Answer(body=b"ok", content_type="text/plain"), drop_first=1)  # drops its first connection
         try:
             test = make_test({"description": "d", "url": "{{baseUrl}}/x"},
                              assertions=[{"type": "body", "field": "", "condition": "equals", "value": "ok"}])
-            result = test_run(test=test, environment=env(flaky.base_url, retries=1))
+            result = test_run(test=test, environment=env(flaky.url, retries=1))
             assert result.outcome == Outcome.PASSED, result.message
             assert flaky.connections == 2
         finally:
-            flaky.stop()
+            flaky.close()
 
     def test_without_retries_a_dropped_connection_is_an_error(self):
-        flaky = FlakyServer(drops=1)
+        flaky = Receiver(Answer(body=b"ok", content_type="text/plain"), drop_first=1)  # drops its first connection
         try:
             result = test_run(test=make_test({"description": "d", "url": "{{baseUrl}}/x"}, assertions=[status_is(200)]),
-                              environment=env(flaky.base_url, retries=0))
+                              environment=env(flaky.url, retries=0))
             assert result.outcome == Outcome.ERROR
             assert result.message.startswith("no answer from the target: connection failed")
             assert flaky.connections == 1
         finally:
-            flaky.stop()
+            flaky.close()
 
 
 class TestOutcomes:

@@ -17,7 +17,7 @@ from testgen.runner import tests_run
 from testgen.services import RunEnvironment, test_run_execute
 from testgen.targets import AllowedTargets, TargetGuard, service_endpoints
 from tests.testgen.conftest import run_command
-from tests.testgen.receiver import RawReceiver
+from tests.support.receiver import Answer, Receiver
 
 pytestmark = pytest.mark.django_db
 DB = {"default": {"ENGINE": "django.db.backends.postgresql", "HOST": "127.0.0.1", "PORT": "5432"}}
@@ -200,8 +200,8 @@ class TestRefusedTargets:
         assert set(connections) == {"127.0.0.1"} and receiver.connections == 6
 
     def test_redirects_are_answers_never_followed(self, connections):
-        elsewhere = RawReceiver()
-        redirecting = RawReceiver(status=302, location=f"http://127.0.0.1:{elsewhere.port}/admin")
+        elsewhere = Receiver()
+        redirecting = Receiver(Answer(302, location=f"http://127.0.0.1:{elsewhere.port}/admin"))
         try:
             test = {**PROBE, "assertions": [{"type": "status", "field": "", "condition": "equals", "value": 302}]}
             results = tests_run(tests=[test], environment=environment(f"http://127.0.0.1:{redirecting.port}"),
@@ -209,8 +209,8 @@ class TestRefusedTargets:
             assert results[0].outcome == "PASSED"
             assert (redirecting.connections, elsewhere.connections) == (3, 0)
         finally:
-            elsewhere.stop()
-            redirecting.stop()
+            elsewhere.close()
+            redirecting.close()
 
 
 class TestApiRunsInProcess:

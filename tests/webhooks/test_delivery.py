@@ -57,7 +57,7 @@ def test_payload_is_specs_alert_shape_field_by_field(celery_worker, receiver, cl
 
     alert = raise_alert(endpoint)
 
-    request = wait_for(lambda: route.requests and route.requests[0])
+    request = route.wait_for_requests(1)[0]
     body = request.json()
     assert set(body) == {"alert", "meta"}
     sent = body["alert"]
@@ -185,6 +185,7 @@ def test_redirect_is_not_followed(celery_worker, receiver, client, endpoint):
     time.sleep(0.5)
     assert len(route.requests) == 1
     assert receiver.routes.get("/elsewhere") is None
+    assert "/elsewhere" not in receiver.paths()  # the Location was never requested
     [run] = WebhookRun.objects.filter(delivery__alert=alert)
     assert (run.ok, run.status_code) == (False, 302)
 

@@ -9,7 +9,6 @@ from inventory.models import IngestBatch
 from tests.conftest import seed_builtin_data_classes
 from tests.inventory.ingest_support import raw_trace
 
-from tests.support.processes import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -28,7 +27,7 @@ def test_an_alert_from_the_ingestion_route_reaches_the_receiver(celery_worker, r
     for batch in IngestBatch.objects.filter(status="PENDING"):
         batch_analyze(batch_id=batch.id)
 
-    request = wait_for(lambda: route.requests and route.requests[0])
+    request = route.wait_for_requests(1)[0]
     alert = Alert.objects.get(type="Basic Authentication Detected")
     assert request.json()["alert"]["uuid"] == str(alert.uuid)
     assert request.json()["alert"]["apiEndpoint"]["path"] == "/legacy/export"

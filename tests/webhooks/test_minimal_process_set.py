@@ -28,8 +28,8 @@ from core.queues import queue_names, queues_check, queues_status, queues_unconsu
 from tests.inventory.ingest_support import raw_trace
 from tests.support.procfile import start_procfile
 from tests.support.processes import ROOT, process_env, start_beat, start_worker, wait_for
+from tests.support.receiver import Answer, Receiver
 from tests.support.web import free_port, start_web
-from tests.webhooks.plain_receiver import PlainReceiver
 from webhooks import policy
 from webhooks.models import WebhookDelivery
 
@@ -152,8 +152,8 @@ def test_the_readmes_minimal_process_set_delivers_an_alert_to_a_webhook(processe
     ingested = api.post(f"{web.base_url}/api/v1/log-request/batch", json=[TRACE], timeout=10)
     assert ingested.status_code == 200, ingested.text
 
-    request = wait_for(lambda: route.requests and route.requests[0], timeout=60,
-                       message=lambda: "no delivery reached the receiver\n" + logs(web=web, worker=worker, beat=beat))
+    request = route.wait_for_requests(1, timeout=60, message=lambda: "no delivery reached the receiver\n"
+                                      + logs(web=web, worker=worker, beat=beat))[0]
     assert request.json()["alert"]["type"] == ALERT_TYPE
     assert request.json()["alert"]["apiEndpoint"]["path"] == "/legacy/export"
     delivery = WebhookDelivery.objects.get()
@@ -210,19 +210,20 @@ BURST_TRACES = [raw_trace(host=f"shop{n}.example.com", path="/api/account",
 
 @pytest.fixture
 def plain_receiver():
-    receiver = PlainReceiver()
+    receiver = Receiver(Answer(body=b"ok"), backlog=5)  # ThreadingHTTPServer as the standard library ships it
     yield receiver
     receiver.close()
 
 
-def burst_delivered(base_url: str, api_key: str, receiver: PlainReceiver, started: dict) -> float:
+def burst_delivered(base_url: str, api_key: str, receiver: Receiver, started: dict) -> float:
     """Register ``receiver`` for the burst's alert types, ingest the burst through ``base_url``,
     wait until no delivery is left unfinished, checking on the way that no more than
     ``max_in_flight`` were in flight whenever sampled; return (and print) the seconds from the
     ingest to the last one."""
     api = requests.Session()
     api.headers["Authorization"] = api_key
-    created = api.post(f"{base_url}/api/v1/webhook", json={"url": receiver.url, "alertTypes": BURST_TYPES}, timeout=10)
+    created = api.post(f"{base_url}/api/v1/webhook", json={"url": f"{receiver.url}/hook", "alertTypes": BURST_TYPES},
+                       timeout=10)
     assert created.status_code == 201, created.text
     began = time.monotonic()
     ingested = api.post(f"{base_url}/api/v1/log-request/batch", json=BURST_TRACES, timeout=30)
@@ -246,11 +247,12 @@ def burst_delivered(base_url: str, api_key: str, receiver: PlainReceiver, starte
     return seconds
 
 
-def assert_every_delivery_done_and_received_once(receiver: PlainReceiver) -> None:
+def assert_every_delivery_done_and_received_once(receiver: Receiver) -> None:
     statuses = Counter(WebhookDelivery.objects.values_list("status", flat=True))
     assert statuses == {"DONE": 900}, statuses
     assert Counter(WebhookDelivery.objects.values_list("payload__alert__type", flat=True)) == {t: 300 for t in BURST_TYPES}
-    assert sorted(receiver.delivery_ids) == sorted(str(i) for i in WebhookDelivery.objects.values_list("uuid", flat=True))
+    delivered = WebhookDelivery.objects.values_list("uuid", flat=True)
+    assert sorted(r.delivery_id for r in receiver.requests) == sorted(str(i) for i in delivered)
     assert 1 <= receiver.most <= policy.max_in_flight()
 
 

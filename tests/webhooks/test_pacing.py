@@ -18,7 +18,7 @@ from django.utils import timezone
 from core.enums import AlertType
 from detections.services import AlertCandidate, alerts_raise
 from tests.factories import EndpointFactory, HostFactory
-from tests.webhooks.plain_receiver import PlainReceiver
+from tests.support.receiver import Answer, Receiver
 from webhooks import policy, tasks
 from webhooks.models import Webhook, WebhookDelivery, WebhookRun
 from webhooks.services import pacing
@@ -144,20 +144,22 @@ def test_concurrent_claimers_never_take_more_than_the_slots(endpoint):
 
 @pytest.fixture
 def slow_receiver():
-    receiver = PlainReceiver(delay=0.02)  # a little work per request: overlaps are visible
+    # ThreadingHTTPServer as the standard library ships it (backlog 5); a little work per request:
+    # overlaps are visible.
+    receiver = Receiver(Answer(delay=0.02, body=b"ok"), backlog=5)
     yield receiver
     receiver.close()
 
 
 def test_a_burst_sent_by_one_task_goes_out_four_at_a_time_and_every_delivery_is_done(
         endpoint, slow_receiver, published):
-    Webhook.objects.create(url=slow_receiver.url)
+    Webhook.objects.create(url=f"{slow_receiver.url}/hook")
     deliveries = burst(endpoint, 30)
 
     tasks.deliveries_send_task([str(d.uuid) for d in deliveries[:20]])  # the fan-out's first task
 
     assert WebhookDelivery.objects.filter(status="DONE").count() == 30  # the other 10 were waiting: sent too
-    assert sorted(slow_receiver.delivery_ids) == sorted(str(d.uuid) for d in deliveries)
+    assert sorted(r.delivery_id for r in slow_receiver.requests) == sorted(str(d.uuid) for d in deliveries)
     assert slow_receiver.most == 4
     assert published == []  # no message polled for a slot
 

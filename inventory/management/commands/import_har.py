@@ -1,12 +1,10 @@
 """``manage.py import_har FILE``: ingest a HAR file through the normal ingestion pipeline."""
 from __future__ import annotations
 
-import logging
-
 import json
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from core.errors import PayloadTooLarge, ServiceBusy, ZodError
@@ -14,9 +12,10 @@ from inventory.ingest.accept import traces_accept, traces_ingest_now
 from inventory.ingest.har import har_traces
 from core.safejson import strip_nul
 from inventory.ingest.validation import MAX_TRACES_PER_BATCH, traces_validate
+from inventory.management.ingest_command import IngestCommand
 
 
-class Command(BaseCommand):
+class Command(IngestCommand):
     help = (
         "Import a HAR file (browser devtools, proxies) as API traffic: every entry goes through the "
         "ingestion pipeline (validation, endpoint discovery, detection, redaction, alerts)."
@@ -29,17 +28,7 @@ class Command(BaseCommand):
                             help="Hand batches to the Celery workers instead of analysing them here.")
         parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
 
-    def handle(self, *args, verbosity=1, **options):
-        pipeline_log = logging.getLogger("inventory.ingest")
-        level = pipeline_log.level
-        if verbosity < 2:
-            pipeline_log.setLevel(logging.WARNING)  # one line per batch otherwise
-        try:
-            self._run(**options)
-        finally:
-            pipeline_log.setLevel(level)
-
-    def _run(self, *, file, batch_size, use_worker, no_progress, **_):
+    def ingest(self, *, file, batch_size, use_worker, no_progress, **_):
         if not 1 <= batch_size <= MAX_TRACES_PER_BATCH:
             raise CommandError(f"--batch-size must be between 1 and {MAX_TRACES_PER_BATCH}.")
         try:

@@ -1,22 +1,21 @@
 """``manage.py seed_demo``: fill the inventory with realistic demo traffic through the normal pipeline."""
 from __future__ import annotations
 
-import logging
-
 from datetime import timedelta
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.utils import timezone
 from tqdm import tqdm
 
 from inventory.ingest.accept import traces_ingest_now
 from inventory.ingest.demo import demo_traces
+from inventory.management.ingest_command import IngestCommand
 from inventory.models import Endpoint
 
 BATCH = 100
 
 
-class Command(BaseCommand):
+class Command(IngestCommand):
     help = (
         "Ingest demo traffic for five hosts of a fictitious shop (public API, GraphQL, internal orders and "
         "payments services, a partner's plain-HTTP export) so the inventory, data classes, alerts, usage and "
@@ -32,17 +31,7 @@ class Command(BaseCommand):
         parser.add_argument("--if-empty", action="store_true", help="Do nothing when the inventory has endpoints.")
         parser.add_argument("--no-progress", action="store_true")
 
-    def handle(self, *args, verbosity=1, **options):
-        pipeline_log = logging.getLogger("inventory.ingest")
-        level = pipeline_log.level
-        if verbosity < 2:
-            pipeline_log.setLevel(logging.WARNING)  # one line per batch otherwise
-        try:
-            self._run(**options)
-        finally:
-            pipeline_log.setLevel(level)
-
-    def _run(self, *, traces, seed, days, if_empty, no_progress, **_):
+    def ingest(self, *, traces, seed, days, if_empty, no_progress, **_):
         if traces < 1:
             raise CommandError("--traces must be at least 1.")
         if not 1 <= days <= 6:
