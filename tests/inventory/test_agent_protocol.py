@@ -47,7 +47,7 @@ def test_agent_config_has_every_key_agents_need(client):
     assert body["endpoints"] == [] and body["specs"] == [] and body["authenticationConfig"] == []
     assert body["globalFullTraceCapture"] is False and body["encryptionPublicKey"] is None
     names = [item["className"] for item in body["sensitiveDataList"]]
-    assert len(names) == 13 and "email" in names and "passport_number" in names
+    assert len(names) == 14 and "email" in names and "passport_number" in names
     email = next(i for i in body["sensitiveDataList"] if i["className"] == "email")
     assert email["severity"] == "MEDIUM" and email["regex"] and email["keyRegex"] is None
 
