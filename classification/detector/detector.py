@@ -169,9 +169,10 @@ class Detector:
             stripped = value.strip()
             if stripped:
                 # Over TEXT_SCAN_LIMIT characters only evenly spread windows are looked at
-                # (no whole-value validator accepts values that long anyway).
-                text = v.sample_text(stripped)
-                self._detect_text(text, _hints(key), found)
+                # (no whole-value validator accepts values that long anyway); custom regexes
+                # keep their own bound (core.userregex).
+                text = stripped
+                self._detect_text(v.sample_text(stripped), _hints(key), found)
         elif isinstance(value, int):
             if 0 <= value and value.bit_length() <= _MAX_INT_BITS:
                 text = str(value)

@@ -36,28 +36,40 @@ __all__ = [
 ]
 
 SAMPLE_WINDOWS = 8
-_WINDOW = TEXT_SCAN_LIMIT // SAMPLE_WINDOWS
+# Windows and the newlines joining them fit in TEXT_SCAN_LIMIT (the e-mail, JWT and key searches' bound).
+_WINDOW = (TEXT_SCAN_LIMIT - (SAMPLE_WINDOWS - 1)) // SAMPLE_WINDOWS
 # A value is "text" (and worth searching inside) when it is longer than a token and has a
 # separator: whitespace, or the delimiters of CSV, log, query-string and key=value lines.
 _TEXT_MIN_LENGTH = 12
 _SEPARATOR = re.compile(r"[\s,;|&=]")
 
+# Where a number in text may start and end: not inside a word, a decimal or a longer number,
+# but a CSV field ("Ada,536-90-4399,1906-12-09") is fine.
+_START = r"(?<![\w./:+#$-])"
+_END = r"(?![\w/]|[.-][0-9]|,[0-9]{3}\b)"
 # Digit groups separated by single spaces or dashes; 13-19 digits in all (card shapes).
-_CARD_IN_TEXT = re.compile(r"(?<![\w.,/:+-])[0-9](?:[ -]?[0-9]){12,18}(?![\w/]|[.,-][0-9])")
+_CARD_IN_TEXT = re.compile(rf"{_START}[0-9](?:[ -]?[0-9]){{12,18}}{_END}")
 # NNN-NN-NNNN or NNN.NN.NNNN (one separator throughout), plus spaced/undashed after an SSN word.
-_SSN_IN_TEXT = re.compile(r"(?<![\w.,/:+-])[0-9]{3}([-.])[0-9]{2}\1[0-9]{4}(?![\w/]|[.,-][0-9])")
-_SSN_LOOSE_IN_TEXT = re.compile(r"(?<![\w.,/:+-])[0-9]{3}[ -]?[0-9]{2}[ -]?[0-9]{4}(?![\w/]|[.,-][0-9])")
+_SSN_IN_TEXT = re.compile(rf"{_START}[0-9]{{3}}([-.])[0-9]{{2}}\1[0-9]{{4}}{_END}")
+_SSN_LOOSE_IN_TEXT = re.compile(rf"{_START}[0-9]{{3}}[ -]?[0-9]{{2}}[ -]?[0-9]{{4}}{_END}")
 _SSN_WORDS = re.compile(r"(?i)\b(?:ssn|ss#|social security(?: number| no\.?| #)?)\W{0,4}$")
 # An international number, a (NNN) area code, or digit groups with single separators.
 _PHONE_IN_TEXT = re.compile(
-    r"(?<![\w.,/:+#$-])(?:\+[0-9]{1,3}[ .-]?)?(?:\([0-9]{1,4}\)[ .-]?)?[0-9]{1,5}(?:[ .-][0-9]{1,5}){0,5}"
-    r"(?:\s*(?:ext\.?|x)\s*[0-9]{1,6})?(?![\w/]|[.,:-][0-9])"
+    rf"{_START}(?:\+[0-9]{{1,3}}[ .-]?)?(?:\([0-9]{{1,4}}\)[ .-]?)?[0-9]{{1,10}}(?:[ .-][0-9]{{1,8}}){{0,5}}"
+    rf"(?:\s*(?:ext\.?|x)\s*[0-9]{{1,6}})?{_END}(?!:[0-9])"
 )
-_PHONE_WORDS = re.compile(r"(?i)\b(?:phone|tel|telephone|mobile|cell|call|fax|sms|text|whatsapp|contact)\W{0,4}$")
+# A phone word, then at most two short words ("call me on", "text us at").
+_PHONE_WORDS = re.compile(
+    r"(?i)\b(?:phone|tel|telephone|mobile|cell|call|fax|sms|text|whatsapp|contact)(?:\s+[a-z]{1,3}){0,2}\W{0,4}$"
+)
 _DATE_PREFIX = re.compile(r"[0-9]{4}[-./][0-9]{1,2}[-./][0-9]{1,2}|[0-9]{1,2}[-./][0-9]{1,2}[-./][0-9]{2,4}")
-_IPV4_IN_TEXT = re.compile(r"(?<![\w.:/-])[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?::[0-9]{1,5})?(?![\w-]|\.[0-9])")
-_IPV6_IN_TEXT = re.compile(r"(?<![\w:.])\[?[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:%[\w.-]{1,16})?\]?(?![\w:])")
-_VERSION_WORDS = re.compile(r"(?i)(?:\b(?:v|ver|version|build|release|rev|revision|firmware|fw|oid)\W{0,3}|[@=])$")
+# Not inside a path ("/v/1.2.3.4"), but a URL's host ("http://10.0.0.1/") is fine.
+_IPV4_IN_TEXT = re.compile(r"(?<![\w.:-])(?<![^/]/)[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?::[0-9]{1,5})?(?![\w-]|\.[0-9])")
+_IPV6_IN_TEXT = re.compile(
+    r"(?<![\w:.])(?:\[[0-9A-Fa-f:.]{2,45}\](?::[0-9]{1,5})?"
+    r"|[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:%[\w.-]{1,16})?)(?![\w:])"
+)
+_VERSION_WORDS = re.compile(r"(?i)(?:\b(?:v|ver|version|build|release|rev|revision|firmware|fw|oid)\W{0,3}|@)$")
 _CONTEXT = 24
 
 
@@ -68,7 +80,7 @@ def is_free_text(s: str) -> bool:
 
 def sample_text(s: str) -> str:
     """``s`` itself when it has at most :data:`TEXT_SCAN_LIMIT` characters; otherwise
-    :data:`SAMPLE_WINDOWS` windows of ``TEXT_SCAN_LIMIT / SAMPLE_WINDOWS`` characters spread evenly
+    :data:`SAMPLE_WINDOWS` windows of about ``TEXT_SCAN_LIMIT / SAMPLE_WINDOWS`` characters spread evenly
     from its start to its end (the first at the start, the last at the end), joined by newlines
     so that no value is made up across two windows."""
     n = len(s)
