@@ -16,7 +16,6 @@ from typing import Iterable
 from core.userregex import UserRegex, UserRegexError, user_regex
 
 from . import validators as v
-from .validators.common import HAS_DIGIT
 from .builtins import BUILTIN_CLASSES, normalize_class_name
 from .keys import (
     HINT_ADDRESS,
@@ -46,6 +45,9 @@ _KEY_CACHE_MAX = 16384
 
 _DIGIT_LED = frozenset("0123456789+(")
 _AUTH_SCHEME_INITIALS = frozenset("BbTt")
+# Classes only a whole value gets before the free-text search: a value that is a card number,
+# an SSN, a phone number, an IP address (list) or a MAC address is not text to search.
+_SINGLE_VALUE_CLASSES = frozenset(("credit_card", "ssn", "phone_number", "ip_address", "mac_address"))
 
 
 def _hints(key: str | None) -> frozenset[str]:
@@ -172,7 +174,8 @@ class Detector:
                 # (no whole-value validator accepts values that long anyway); custom regexes
                 # keep their own bound (core.userregex).
                 text = stripped
-                self._detect_text(v.sample_text(stripped), _hints(key), found)
+                sampled = stripped if len(stripped) <= v.TEXT_SCAN_LIMIT else v.sample_text(stripped)
+                self._detect_text(sampled, _hints(key), found)
         elif isinstance(value, int):
             if 0 <= value and value.bit_length() <= _MAX_INT_BITS:
                 text = str(value)
@@ -227,7 +230,7 @@ class Detector:
             elif " " in s and v.is_address(s):
                 out.add("address")
 
-        if self._text_scan and v.is_free_text(s):
+        if self._text_scan and out.isdisjoint(_SINGLE_VALUE_CLASSES) and v.is_free_text(s):
             self._detect_embedded(s, out)
 
         if self._password and HINT_PASSWORD in hints and "api_key" not in out and v.is_password_value(s):
@@ -247,15 +250,15 @@ class Detector:
         # Free text (a note, a description, a CSV or log line): the same validators on the
         # candidates cut out of it. E-mails, JWTs and vendor keys are already searched inside
         # text by their find_* validators; whole-value findings are not searched again.
-        if HAS_DIGIT.search(s):
-            if self._card and "credit_card" not in out and v.find_card_in_text(s):
+        if v.has_long_number(s):
+            if self._card and v.find_card_in_text(s):
                 out.add("credit_card")
-            if self._ssn and "ssn" not in out and v.find_ssn_in_text(s):
+            if self._ssn and v.find_ssn_in_text(s):
                 out.add("ssn")
-            if self._phone and "phone_number" not in out and v.find_phone_in_text(s, self._regions):
+            if self._phone and v.find_phone_in_text(s, self._regions):
                 out.add("phone_number")
-            if self._ip and "ip_address" not in out and v.find_ip_in_text(s):
-                out.add("ip_address")
+        if self._ip and v.may_hold_ip(s) and v.find_ip_in_text(s):
+            out.add("ip_address")
         if self._password and "password" not in out and v.find_password_hash(s):
             out.add("password")
 

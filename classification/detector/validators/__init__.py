@@ -37,7 +37,9 @@ from .text import (
     find_ip_in_text,
     find_phone_in_text,
     find_ssn_in_text,
+    has_long_number,
     is_free_text,
+    may_hold_ip,
     sample_text,
 )
 
@@ -51,6 +53,7 @@ __all__ = [
     "find_password_hash",
     "find_phone_in_text",
     "find_ssn_in_text",
+    "has_long_number",
     "is_address",
     "is_api_key_format",
     "is_auth_scheme_credential",
@@ -63,6 +66,7 @@ __all__ = [
     "is_mac_address",
     "is_opaque_secret",
     "is_free_text",
+    "may_hold_ip",
     "is_passport_number",
     "is_password_hash",
     "is_password_value",

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from .cards import is_credit_card
-from .common import TEXT_SCAN_LIMIT
+from .common import HAS_DIGIT, TEXT_SCAN_LIMIT
 from .contact import is_phone_number
 from .national_ids import is_ssn
 from .network import is_ip_address
@@ -31,7 +31,9 @@ __all__ = [
     "find_ip_in_text",
     "find_phone_in_text",
     "find_ssn_in_text",
+    "has_long_number",
     "is_free_text",
+    "may_hold_ip",
     "sample_text",
 ]
 
@@ -42,6 +44,10 @@ _WINDOW = (TEXT_SCAN_LIMIT - (SAMPLE_WINDOWS - 1)) // SAMPLE_WINDOWS
 # separator: whitespace, or the delimiters of CSV, log, query-string and key=value lines.
 _TEXT_MIN_LENGTH = 12
 _SEPARATOR = re.compile(r"[\s,;|&=]")
+# Cheap gates: a card, an SSN or a phone has 7+ digits with at most single separators between
+# them; an IPv4 address a digit-dot-digit-dot-digit run, an IPv6 one "::" or seven colons.
+_LONG_NUMBER = re.compile(r"[0-9](?:[ ().-]?[0-9]){6}")
+_IPV4_HINT = re.compile(r"[0-9]\.[0-9]{1,3}\.[0-9]")
 
 # Where a number in text may start and end: not inside a word, a decimal or a longer number,
 # but a CSV field ("Ada,536-90-4399,1906-12-09") is fine.
@@ -74,8 +80,28 @@ _CONTEXT = 24
 
 
 def is_free_text(s: str) -> bool:
-    """True when ``s`` is longer than a token and has a separator (space, tab, newline, ``, ; | & =``)."""
-    return len(s) >= _TEXT_MIN_LENGTH and _SEPARATOR.search(s) is not None
+    """True when ``s`` is longer than a token, has a separator (space, tab, newline, ``, ; | & =``)
+    and something an embedded value needs (7+ digits, an IPv4-like run, ``::``, seven colons or
+    ``$``): the one cheap test before the finders run."""
+    # Each search starts with a character class, which the regex engine skips to quickly.
+    if len(s) < _TEXT_MIN_LENGTH or _SEPARATOR.search(s) is None:
+        return False
+    if "$" in s:
+        return True
+    if HAS_DIGIT.search(s) is None:
+        return False
+    return (_LONG_NUMBER.search(s) is not None or _IPV4_HINT.search(s) is not None
+            or "::" in s or s.count(":") >= 7)
+
+
+def has_long_number(s: str) -> bool:
+    """True when ``s`` has 7 or more digits with at most single separators between them."""
+    return _LONG_NUMBER.search(s) is not None
+
+
+def may_hold_ip(s: str) -> bool:
+    """True when ``s`` has an IPv4-like ``d.d.d`` run, ``::`` or seven colons."""
+    return _IPV4_HINT.search(s) is not None or "::" in s or s.count(":") >= 7
 
 
 def sample_text(s: str) -> str:
@@ -137,7 +163,7 @@ def find_phone_in_text(s: str, regions: tuple[str, ...] = ("US",)) -> bool:
 def find_ip_in_text(s: str) -> bool:
     """True when ``s`` contains an IPv4 (optionally ``:port``) or IPv6 address valid for
     :mod:`ipaddress`, unless a version word (``v``, ``version``, ``build``…) comes right before it."""
-    if "." in s:
+    if _IPV4_HINT.search(s):
         for m in _IPV4_IN_TEXT.finditer(s):
             if is_ip_address(m.group(0)) and not _VERSION_WORDS.search(_before(s, m.start())):
                 return True
