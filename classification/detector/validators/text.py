@@ -44,9 +44,11 @@ _WINDOW = (TEXT_SCAN_LIMIT - (SAMPLE_WINDOWS - 1)) // SAMPLE_WINDOWS
 # separator: whitespace, or the delimiters of CSV, log, query-string and key=value lines.
 _TEXT_MIN_LENGTH = 12
 _SEPARATOR = re.compile(r"[\s,;|&=]")
+# Separators are possessive (``?+``): a separator must be followed by a digit, so giving it back
+# could never help a match, and not trying halves the time on digit-heavy text.
 # Cheap gates: a card, an SSN or a phone has 7+ digits with at most single separators between
 # them; an IPv4 address a digit-dot-digit-dot-digit run, an IPv6 one "::" or seven colons.
-_LONG_NUMBER = re.compile(r"[0-9](?:[ ().-]?[0-9]){6}")
+_LONG_NUMBER = re.compile(r"[0-9](?:[ ().-]?+[0-9]){6}")
 _IPV4_HINT = re.compile(r"[0-9]\.[0-9]{1,3}\.[0-9]")
 
 # Where a number in text may start and end: not inside a word, a decimal or a longer number,
@@ -54,7 +56,7 @@ _IPV4_HINT = re.compile(r"[0-9]\.[0-9]{1,3}\.[0-9]")
 _START = r"(?<![\w./:+#$-])"
 _END = r"(?![\w/]|[.-][0-9]|,[0-9]{3}\b)"
 # Digit groups separated by single spaces or dashes; 13-19 digits in all (card shapes).
-_CARD_IN_TEXT = re.compile(rf"{_START}[0-9](?:[ -]?[0-9]){{12,18}}{_END}")
+_CARD_IN_TEXT = re.compile(rf"{_START}[0-9](?:[ -]?+[0-9]){{12,18}}{_END}")
 # NNN-NN-NNNN or NNN.NN.NNNN (one separator throughout), plus spaced/undashed after an SSN word.
 _SSN_IN_TEXT = re.compile(rf"{_START}[0-9]{{3}}([-.])[0-9]{{2}}\1[0-9]{{4}}{_END}")
 _SSN_LOOSE_IN_TEXT = re.compile(rf"{_START}[0-9]{{3}}[ -]?[0-9]{{2}}[ -]?[0-9]{{4}}{_END}")
