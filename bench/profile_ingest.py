@@ -1,16 +1,19 @@
 #!/usr/bin/env python
 """Profile the analysis of ``bench/ingestion.py``'s traffic in this process (pyinstrument).
 
-    python bench/profile_ingest.py [--traces 20000] [--coalesce 1000] [--html out.html] [--small]
+    python bench/profile_ingest.py [--traces 20000] [--coalesce 1000] [--html out.html] [--small] [--spec]
 
 Stores the traffic as PENDING ``IngestBatch`` rows of 100 traces (what the route does), then
 runs ``batch_analyze`` (what the Celery task runs) until none is left, with coalescing as in
 production, under pyinstrument. Prints the per-stage wall time the pipeline records, traces/s
 of one process, and the profile (text; HTML with ``--html``). pyinstrument is a dev tool:
-``pip install pyinstrument``; without it only the stage timings are printed.
+``pip install pyinstrument``; without it only the stage timings are printed. ``--spec`` first
+uploads one OpenAPI spec documenting every host and endpoint of the traffic (its response bodies
+match), so every trace also goes through the "Open API Spec Diff" rule's schema validation.
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -19,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.ingestion import Traffic  # noqa: E402
+from bench.ingestion import Traffic, endpoint_shapes  # noqa: E402
 from bench.service import BenchService, Figures, bench_arguments, memory_kb  # noqa: E402
 
 
@@ -33,6 +36,25 @@ def backend_cpu(pid: int) -> float:
         return -1e9
 
 
+def bench_spec(hosts: list[str]) -> dict:
+    """An OpenAPI document for every host and endpoint shape of the traffic; its bodies validate."""
+    person = {"type": "object", "properties": {
+        "id": {"type": "integer"}, "name": {"type": "string"}, "email": {"type": "string", "format": "email"},
+        "active": {"type": "boolean"}, "items": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "integer"}, "qty": {"type": "integer"}, "price": {"type": "number"}}}},
+        "events": {"type": "array", "items": {"type": "object", "properties": {
+            "at": {"type": "string", "format": "date-time"}, "by": {"type": "string"}}}}}}
+    paths: dict = {}
+    for method, template in endpoint_shapes():
+        operation = {"responses": {"2XX": {"description": "ok", "content": {"application/json": {"schema": person}}}}}
+        item = paths.setdefault(template, {})
+        if "{id}" in template:
+            item["parameters"] = [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}]
+        item[method.lower()] = operation
+    return {"openapi": "3.0.3", "info": {"title": "bench", "version": "1"},
+            "servers": [{"url": host} for host in hosts], "paths": paths}
+
+
 def main() -> None:
     parser = bench_arguments(__doc__, db="apiscope_bench_profile")
     parser.add_argument("--traces", type=int, default=20_000)
@@ -43,6 +65,7 @@ def main() -> None:
     parser.add_argument("--html", help="write pyinstrument's HTML report here")
     parser.add_argument("--keep-db", action="store_true", help="leave the database for inspection")
     parser.add_argument("--no-profile", action="store_true", help="stage timings only (no profiler overhead)")
+    parser.add_argument("--spec", action="store_true", help="upload a spec documenting the traffic first")
     args = parser.parse_args()
     if args.small:
         args.traces = 1000
@@ -58,6 +81,10 @@ def main() -> None:
 
     rss_before = memory_kb(os.getpid())[0]
     traffic = Traffic(args.seed)
+    if args.spec:
+        from detections.specs import spec_create
+
+        spec_create(name="bench", raw=json.dumps(bench_spec(traffic.hosts)).encode())
     if args.warmup:
         warm = [IngestBatch.objects.create(kind=IngestBatch.Kind.RAW, traces=traffic.traces(args.batch, start),
                                            num_traces=args.batch).id

@@ -20,6 +20,14 @@ A delivery the receiver never gets within five minutes counts as lost.
 in 100-trace batches to the same service as fast as it accepts them: the latency of deliveries
 when the one worker is also busy analysing (the layout the issue asks about), and the traces/s
 analysed meanwhile.
+
+``--burst`` (after the runs above; ``--only-burst``: alone) measures something else (issue #14): 300 new endpoints in one ingest raise 900 alerts
+for one webhook, whose receiver is a plain ``http.server.ThreadingHTTPServer`` (no tuning: listen
+backlog 5). It runs twice, with the minimal process set's worker (one worker on every queue,
+prefork x2) and with the Procfile's (``-Q celery`` prefork x2 + a ``webhooks`` worker, threads x8),
+and prints for each the time from the ingest to the last delivery finished, the FAILED count, the
+deliveries the receiver got and the most deliveries in flight (SENDING rows, sampled). ``--max-in-flight N`` sets
+``WEBHOOK_MAX_IN_FLIGHT`` (a large value shows the service without pacing).
 """
 from __future__ import annotations
 
@@ -154,6 +162,85 @@ def ingest_in_background(svc: BenchService, bodies: list[bytes], stop: threading
     return posted
 
 
+class PlainReceiver:
+    """``http.server.ThreadingHTTPServer`` as the standard library ships it (listen backlog 5),
+    answering 200; keeps the delivery ids it received."""
+
+    def __init__(self):
+        self.received = set()
+        self.lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):  # noqa: N802
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with receiver.lock:
+                    receiver.received.add(self.headers.get("X-Delivery-Id"))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+BURST_TYPES = ["New Endpoint Detected", "PII Data Detected", "Unauthenticated Endpoint returning Sensitive Data"]
+
+
+def burst_traces(endpoints: int) -> list[dict]:
+    """One new endpoint per host (nothing to merge), each answering an e-mail to a caller without
+    credentials: three alerts each (new endpoint, PII, unauthenticated endpoint returning it)."""
+    return [{
+        "request": {"url": {"host": f"shop{n}.example.com", "path": "/api/account", "parameters": []},
+                    "headers": [], "body": "", "method": "GET"},
+        "response": {"status": 200, "headers": [{"name": "Content-Type", "value": "application/json"}],
+                     "body": json.dumps({"id": n, "email": f"customer{n}@example.com"})},
+        "meta": {"incoming": True, "source": "10.0.0.7", "sourcePort": "51234",
+                 "destination": "10.0.0.1", "destinationPort": "443"},
+    } for n in range(endpoints)]
+
+
+def burst_run(label: str, args, figures: Figures, *, webhook_worker: bool) -> None:
+    """One ingest of ``3 x endpoints`` alerts for one webhook, on a fresh service of this layout."""
+    endpoints = 30 if args.small else 300
+    receiver = PlainReceiver()
+    env = {"WEBHOOK_MAX_IN_FLIGHT": str(args.max_in_flight)} if args.max_in_flight else {}
+    with BenchService(db=args.db, redis_db=args.redis_db, worker_concurrency=args.worker_concurrency,
+                      webhook_worker=webhook_worker, extra_env=env) as svc:
+        print(f"service ({label}): {svc.describe()}; {endpoints} new endpoints in one ingest", flush=True)
+        http = svc.session()
+        http.post(f"{svc.base_url}/api/v1/webhook", json={"url": receiver.url, "alertTypes": BURST_TYPES},
+                  timeout=10).raise_for_status()
+        started = time.monotonic()
+        http.post(f"{svc.base_url}/api/v1/log-request/batch", json=burst_traces(endpoints), timeout=60).raise_for_status()
+        expected, unfinished, most_sending = 3 * endpoints, None, 0
+        deadline = started + 600
+        while time.monotonic() < deadline:
+            [(total, unfinished, sending)] = svc.sql(
+                "SELECT count(*), count(*) FILTER (WHERE status IN ('PENDING', 'SENDING')), "
+                "count(*) FILTER (WHERE status = 'SENDING') FROM webhooks_webhookdelivery")
+            most_sending = max(most_sending, sending)
+            if total >= expected and not unfinished:
+                break
+            time.sleep(0.1)
+        seconds = time.monotonic() - started
+        counts = dict(svc.sql("SELECT status, count(*) FROM webhooks_webhookdelivery GROUP BY status"))
+        what = f"{expected} alerts from one ingest, one webhook, plain ThreadingHTTPServer"
+        figures.add(f"burst ({label}): ingest → last delivery finished", seconds, "s", note=what)
+        figures.add(f"burst ({label}): FAILED deliveries", counts.get("FAILED", 0), "deliveries", target="0",
+                    ok=not counts.get("FAILED") and not unfinished, note=f"statuses {counts}")
+        figures.add(f"burst ({label}): received", len(receiver.received), "deliveries", target=str(expected),
+                    ok=len(receiver.received) == expected)
+        figures.add(f"burst ({label}): most deliveries in flight", most_sending, "deliveries",
+                    note=f"SENDING rows sampled every 100 ms; WEBHOOK_MAX_IN_FLIGHT={args.max_in_flight or 4}")
+    receiver.server.shutdown()
+    svc.drop_database()
+
+
 def main() -> None:
     parser = bench_arguments(__doc__, db="apiscope_bench_webhooks", redis_db=13)
     parser.add_argument("--alerts", type=int, default=1000)
@@ -165,11 +252,25 @@ def main() -> None:
                         help="the Procfile's layout: a second Celery worker only for the webhooks queue")
     parser.add_argument("--webhook-worker-pool", default="threads", choices=["threads", "prefork"],
                         help="pool of that second worker (the Procfile's: threads)")
+    parser.add_argument("--burst", action="store_true",
+                        help="also the burst of one ingest (900 alerts, one webhook), in both process layouts")
+    parser.add_argument("--only-burst", action="store_true", help="the burst runs only")
+    parser.add_argument("--max-in-flight", type=int, default=0,
+                        help="WEBHOOK_MAX_IN_FLIGHT of the service (default: the service's own, 4)")
     args = parser.parse_args()
     if args.small:
         args.alerts, args.webhooks = 20, 2
 
     figures = Figures("webhooks", json_path=args.json, small=args.small)
+    if not args.only_burst:
+        main_runs(args, figures)
+    if args.burst or args.only_burst:
+        burst_run("minimal set", args, figures, webhook_worker=False)
+        burst_run("Procfile", args, figures, webhook_worker=True)
+
+
+def main_runs(args, figures: Figures) -> None:
+    """The paced and back-to-back runs (and ``--with-ingestion``'s) on one service."""
     receiver = Receiver()
     paths = [f"/hook/{n}" for n in range(args.webhooks)]
     with BenchService(db=args.db, redis_db=args.redis_db, web_threads=args.web_threads,

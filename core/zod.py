@@ -3,7 +3,9 @@
 Metlo's clients read validation failures in zod's shape, so each DRF error
 code is translated to the zod issue code a zod schema would have produced
 for the same input (``invalid_type``, ``invalid_enum_value``, ``too_big``,
-``too_small``, ``invalid_string``), with zod's extra keys.
+``too_small``, ``invalid_string``), with zod's extra keys. The constructors
+(``issue_required``, ``issue_wrong_type``, ``issue_too_big``…) also serve code
+that checks JSON by hand, like the ingestion routes' accept-time check.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from core.jsontypes import json_type
 ZodIssue = dict[str, Any]
 
 _MISSING = object()
+MISSING = _MISSING  # an absent key, for callers walking JSON themselves (zod_type: "undefined")
 
 
 def zod_type(value: Any) -> str:
@@ -79,30 +82,79 @@ def _value_at(data: Any, key: Any) -> Any:
     return _MISSING
 
 
+# ---------------------------------------------------------------- one constructor per zod issue code
+# With zod's keys in zod's order (the error bodies are contract: DECISIONS §3). The DRF translation
+# below and the hand-written ingestion check (inventory/ingest/validation.py) build issues with them.
+
+def issue_required(path: list, expected: str) -> ZodIssue:
+    """``invalid_type`` for an absent key: received ``undefined``, message ``Required``."""
+    return {"code": "invalid_type", "expected": expected, "received": "undefined", "path": path, "message": "Required"}
+
+
+def issue_invalid_type(path: list, expected: str, received: str) -> ZodIssue:
+    """``invalid_type``: ``received`` is a zod type name (:func:`zod_type`)."""
+    return {"code": "invalid_type", "expected": expected, "received": received, "path": path,
+            "message": f"Expected {expected}, received {received}"}
+
+
+def issue_wrong_type(path: list, expected: str, value: Any) -> ZodIssue:
+    """``invalid_type`` for ``value`` (``MISSING`` for an absent key: :func:`issue_required`)."""
+    if value is _MISSING:
+        return issue_required(path, expected)
+    return issue_invalid_type(path, expected, zod_type(value))
+
+
+def issue_invalid_enum(path: list, options: list, value: Any, received: Any) -> ZodIssue:
+    """``invalid_enum_value``: ``received`` is what the issue reports (the value, or null)."""
+    shown = " | ".join(f"'{o}'" for o in options)
+    return {"code": "invalid_enum_value", "options": options, "received": received, "path": path,
+            "message": f"Invalid enum value. Expected {shown}, received '{value}'"}
+
+
+def issue_too_big(path: list, kind: str, maximum: Any, message: str | None = None) -> ZodIssue:
+    """``too_big`` for a number, string or array (``kind``)."""
+    if message is None:
+        message = _size_message(kind, "less than or equal to", "at most", maximum)
+    return {"code": "too_big", "maximum": maximum, "type": kind, "inclusive": True, "exact": False, "path": path,
+            "message": message}
+
+
+def issue_too_small(path: list, kind: str, minimum: Any) -> ZodIssue:
+    """``too_small`` for a number, string or array (``kind``)."""
+    return {"code": "too_small", "minimum": minimum, "type": kind, "inclusive": True, "exact": False, "path": path,
+            "message": _size_message(kind, "greater than or equal to", "at least", minimum)}
+
+
+def issue_invalid_string(path: list, validation: str, message: str | None = None) -> ZodIssue:
+    """``invalid_string`` (``regex``, ``uuid``, ``url``, ``datetime``…)."""
+    return {"code": "invalid_string", "validation": validation, "path": path,
+            "message": message if message is not None else f"Invalid {validation}"}
+
+
+def issue_custom(path: list, message: str) -> ZodIssue:
+    """``custom``: a rule zod has no code for."""
+    return {"code": "custom", "path": path, "message": message}
+
+
+# ---------------------------------------------------------------- DRF errors -> zod issues
+
 def issue_for(code: str, message: str, path: list, field: drf_fields.Field | None, value: Any) -> ZodIssue:
     """Translate one DRF error (code + message) on ``field`` holding ``value``."""
     expected = expected_type(field)
     received = zod_type(value)
     if code == "required" or (code == "null" and value is _MISSING):
-        return {"code": "invalid_type", "expected": expected, "received": "undefined", "path": path, "message": "Required"}
+        return issue_required(path, expected)
     if code == "null":
-        return {"code": "invalid_type", "expected": expected, "received": "null", "path": path,
-                "message": f"Expected {expected}, received null"}
+        return issue_invalid_type(path, expected, "null")
     if code in {"invalid_choice", "invalid_enum"}:
         options = [str(o) for o in getattr(field, "choices", {}) or []]
-        shown = " | ".join(f"'{o}'" for o in options)
-        return {"code": "invalid_enum_value", "options": options, "received": value if received != "undefined" else None,
-                "path": path, "message": f"Invalid enum value. Expected {shown}, received '{value}'"}
+        return issue_invalid_enum(path, options, value, value if received != "undefined" else None)
     if code in {"max_value", "max_length", "max_items"}:
-        limit = _limit(field, code)
         kind = {"max_value": "number", "max_length": "string", "max_items": "array"}[code]
-        return {"code": "too_big", "maximum": limit, "type": kind, "inclusive": True, "exact": False, "path": path,
-                "message": _size_message(kind, "less than or equal to", "at most", limit)}
+        return issue_too_big(path, kind, _limit(field, code))
     if code in {"min_value", "min_length", "min_items", "empty", "blank"}:
         kind = {"min_value": "number", "min_length": "string", "min_items": "array", "empty": "array", "blank": "string"}[code]
-        limit = 1 if code in {"empty", "blank"} else _limit(field, code)
-        return {"code": "too_small", "minimum": limit, "type": kind, "inclusive": True, "exact": False, "path": path,
-                "message": _size_message(kind, "greater than or equal to", "at least", limit)}
+        return issue_too_small(path, kind, 1 if code in {"empty", "blank"} else _limit(field, code))
     if code in {"not_a_list", "not_a_dict", "not_a_string"} or (
         code == "invalid" and expected in {"number", "boolean", "object", "array"} and received != expected
     ):
@@ -110,19 +162,16 @@ def issue_for(code: str, message: str, path: list, field: drf_fields.Field | Non
             expected = "array"
         elif code == "not_a_dict":
             expected = "object"
-        return {"code": "invalid_type", "expected": expected, "received": received, "path": path,
-                "message": f"Expected {expected}, received {received}"}
+        return issue_invalid_type(path, expected, received)
     if code in {"invalid", "invalid_uuid", "invalid_url", "invalid_datetime"} and (validation := _string_validation(field)):
-        return {"code": "invalid_string", "validation": validation, "path": path, "message": f"Invalid {validation}"}
+        return issue_invalid_string(path, validation)
     if code == "invalid" and isinstance(value, str) and expected == "string":
-        return {"code": "invalid_string", "validation": "regex", "path": path, "message": message}
+        return issue_invalid_string(path, "regex", message)
     if code == "invalid" and received != expected and expected == "string":
-        return {"code": "invalid_type", "expected": expected, "received": received, "path": path,
-                "message": f"Expected {expected}, received {received}"}
+        return issue_invalid_type(path, expected, received)
     if code == "max_whole_digits" or code == "max_digits":
-        return {"code": "too_big", "maximum": None, "type": "number", "inclusive": True, "exact": False,
-                "path": path, "message": message}
-    return {"code": "custom", "path": path, "message": message}
+        return issue_too_big(path, "number", None, message)
+    return issue_custom(path, message)
 
 
 def _limit(field: drf_fields.Field | None, code: str) -> Any:

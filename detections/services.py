@@ -40,7 +40,7 @@ class AlertCandidate:
     risk_score: str | None = None
 
 
-def alerts_raise(candidates: Iterable[AlertCandidate]) -> list[Alert]:
+def alerts_raise(candidates: Iterable[AlertCandidate], *, fan_out: bool = True) -> list[Alert]:
     """Create the candidates that are not duplicates; offer each new alert to the webhooks.
 
     A candidate is a duplicate when an Open or Ignored alert with the same endpoint,
@@ -50,6 +50,9 @@ def alerts_raise(candidates: Iterable[AlertCandidate]) -> list[Alert]:
     Concurrent callers raising the same alert create it once: the partial unique
     constraint ``alert_active_unique`` makes the loser's insert a no-op.
     Queries: one to find duplicates, one insert, one to see which rows were inserted.
+    ``fan_out=False``: the caller offers the returned alerts to the webhooks itself
+    (``webhooks.services.fan_out.alerts_fan_out``, same transaction) once the state their payloads
+    describe is written (DECISIONS §6: counts after the analysis that raised them).
     """
     unique = list(dict.fromkeys(candidates))
     if not unique:
@@ -81,10 +84,11 @@ def alerts_raise(candidates: Iterable[AlertCandidate]) -> list[Alert]:
         Alert.objects.bulk_create(new, ignore_conflicts=True)
         inserted = set(Alert.objects.filter(uuid__in=[a.uuid for a in new]).values_list("uuid", flat=True))
         created = [a for a in new if a.uuid in inserted]
-        if created:
+        if created and fan_out:
             from webhooks.services.fan_out import alerts_fan_out
 
             alerts_fan_out(alerts=created)
+        if created:
             logger.info("raised %d alert(s)", len(created))
     return created
 

@@ -22,7 +22,8 @@ from core.safejson import NUL, has_nul, json_objects
 from core.userregex import scope
 
 from .models import OpenApiSpec
-from .specdiff import endpoints_link_specs, spec_hosts_and_base_paths
+from .openapi.compiled import spec_hosts_and_base_paths
+from .openapi.link import endpoints_link_specs
 from .specregex import pattern_problems, spec_validator_class
 
 logger = logging.getLogger(__name__)

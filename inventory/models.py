@@ -62,6 +62,9 @@ class Endpoint(models.Model):
     # segment value; an auto-detected pattern's parameters only absorb id-like values, so
     # /users/me is not swallowed by /users/{param1} (inventory.patterns.regex.PatternMatcher).
     user_set_path = models.BooleanField(default=False)
+    # Positions parameterised by learning from cardinality (DECISIONS §9), segment index (as text)
+    # -> "words" or "ids": what such a parameter absorbs in ingestion (inventory.patterns.learn).
+    learned_segments = models.JSONField(default=dict, blank=True)
     risk_score = models.CharField(max_length=6, choices=RiskScore.choices, default=RiskScore.NONE)
     # 0..3 for NONE..HIGH: the list order is by risk, and the enum's text order is not.
     risk_rank = models.PositiveSmallIntegerField(default=0)
@@ -105,6 +108,18 @@ class Endpoint(models.Model):
         if self.is_authenticated_user_set is not None:
             return self.is_authenticated_user_set
         return self.is_authenticated_detected
+
+
+class EndpointAlias(models.Model):
+    """The id of an endpoint merged into another (update-paths or learned parameterisation):
+    lookups of ``old_uuid`` answer ``endpoint`` (Metlo kept ``oldEndpointUuids``)."""
+
+    old_uuid = models.UUIDField(primary_key=True)
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="aliases")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.old_uuid} -> {self.endpoint_id}"
 
 
 class ApiTrace(models.Model):

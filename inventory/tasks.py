@@ -13,6 +13,7 @@ from core.logsafe import WithheldError, error_name, withheld
 from .ingest.accept import batches_requeue
 from .ingest.maintenance import ingest_prune
 from .ingest.pipeline import batch_analyze, batch_record_failure
+from .learning import paths_learn
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ def analyze_batch_task(self, batch_id: int) -> None:
     for inspection, logged, never silently dropped).
     """
     try:
-        batch_analyze(batch_id=batch_id)
+        outcome = batch_analyze(batch_id=batch_id)
     except Exception as exc:
         if isinstance(exc, OperationalError):
             logger.warning("ingest batch %s: database error (%s), will retry", batch_id, type(exc).__name__)
@@ -44,6 +45,29 @@ def analyze_batch_task(self, batch_id: int) -> None:
             return
         # Celery logs the retry reason: its name only, not a message that may quote trace data.
         raise self.retry(countdown=min(60, 2 ** min(self.request.retries, 6)),
+                         exc=WithheldError(error_name(exc))) from None
+    if outcome is not None:
+        for host_id, method, num_segments in sorted(outcome.new_endpoint_groups):
+            _learn_or_defer(host_id, method, num_segments)
+
+
+def _learn_or_defer(host_id: int, method: str, num_segments: int) -> None:
+    """Learned parameterisation of a group that got new endpoints, right after its batch committed;
+    when rows stay locked (another analysis holds them), the group is learned a little later."""
+    try:
+        paths_learn(host_id=host_id, method=method, num_segments=num_segments)
+    except OperationalError as exc:
+        logger.info("learning host %s %s deferred (%s)", host_id, method, type(exc).__name__)
+        paths_learn_task.apply_async((host_id, method, num_segments), countdown=2)
+
+
+@shared_task(bind=True, max_retries=10, soft_time_limit=120)
+def paths_learn_task(self, host_id: int, method: str, num_segments: int) -> None:
+    """Learned parameterisation of one (host, method, segment count), retried while rows stay locked."""
+    try:
+        paths_learn(host_id=host_id, method=method, num_segments=num_segments)
+    except OperationalError as exc:
+        raise self.retry(countdown=min(60, 2 ** min(self.request.retries + 1, 6)),
                          exc=WithheldError(error_name(exc))) from None
 
 

@@ -85,6 +85,13 @@ class WebhookDelivery(models.Model):
                 name="delivery_unfinished",
                 condition=models.Q(status__in=["PENDING", "SENDING"]),
             ),
+            # Read by webhooks.services.pacing: a webhook's deliveries in flight (its slots) and
+            # those waiting for a slot, oldest first; only unfinished rows, whatever the history.
+            models.Index(
+                fields=["webhook", "next_attempt_at"],
+                name="delivery_webhook_unfinished",
+                condition=models.Q(status__in=["PENDING", "SENDING"]),
+            ),
             # Read by webhooks.services.sweep.deliveries_prune: finished rows by age.
             models.Index(
                 fields=["finished_at"],

@@ -1,6 +1,8 @@
 """Delivery policy, in one place (SPEC.md "Events" and "Limits", DECISIONS §7)."""
 from datetime import timedelta
 
+from django.conf import settings
+
 # Whole-request timeout of one delivery attempt (SPEC: 250 ms).
 REQUEST_TIMEOUT = 0.250
 # Pause between attempts after a 5xx answer (SPEC: 500 ms).
@@ -15,6 +17,21 @@ RUNS_KEPT = 10
 # First attempts of one fan-out travel together: one task per this many deliveries, whose POSTs
 # go out concurrently (retries and sweep re-sends go one delivery per task).
 DELIVERIES_PER_TASK = 20
+# Pacing (DECISIONS §7): a burst to one webhook queues behind a few deliveries in flight.
+# A claim holds one of its webhook's slots for at most this long: one attempt takes at most
+# REQUEST_TIMEOUT plus a few short queries, so only a claim of a dead worker gets this old; its slot
+# is free again then (the delivery itself is taken back by the sweep after CLAIM_LEASE).
+SLOT_LEASE = timedelta(seconds=10)
+# How long one task keeps sending the deliveries waiting for its webhooks' slots before a new
+# message carries on (so a long burst does not hold one worker away from its other queues).
+SEND_WAITING_BUDGET = 2.0
+
+
+def max_in_flight() -> int:
+    """Deliveries of one webhook in flight at once (``WEBHOOK_MAX_IN_FLIGHT``, default 4, at least 1)."""
+    return max(1, settings.WEBHOOK_MAX_IN_FLIGHT)
+
+
 # Characters of the error text or receiver's answer kept in an attempt record (DECISIONS §7).
 MSG_MAX_CHARS = 1000
 

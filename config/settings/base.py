@@ -256,6 +256,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 # Webhook targets on loopback/private/link-local addresses are refused unless
 # the operator turns this on (SSRF guard).
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=False)
+# Deliveries of one webhook in flight at once, across every worker process and thread (DECISIONS §7
+# pacing): a burst of alerts queues behind them instead of flooding the receiver past the 250 ms
+# budget. Read through webhooks.policy.max_in_flight().
+WEBHOOK_MAX_IN_FLIGHT = env.int("WEBHOOK_MAX_IN_FLIGHT", default=4)
 # Key for encrypting secrets at rest (testing environment authToken). Derived
 # from SECRET_KEY when unset.
 FIELD_ENCRYPTION_KEY = env.str("FIELD_ENCRYPTION_KEY", default="")
@@ -285,6 +289,10 @@ INGEST_REQUEUE_AFTER = env.int("INGEST_REQUEUE_AFTER", default=120)
 # Under a backlog a worker analyses several pending batches together, up to this
 # many traces, sharing the per-batch queries (throughput rises with the load).
 INGEST_COALESCE_TRACES = env.int("INGEST_COALESCE_TRACES", default=1000)
+# Learned parameterisation (DECISIONS §9, inventory/learning.py): literal endpoints of one family
+# (/users/v1/alice, /users/v1/bob, ...) are merged into one parameterised endpoint once the evidence
+# is strong enough. Off: literals stay (suggested-paths still offers the patterns).
+PATH_LEARNING = env.bool("PATH_LEARNING", default=True)
 # Retention of stored traces (the newest 100 per endpoint are kept, none older than this).
 TRACE_RETENTION_DAYS = env.int("TRACE_RETENTION_DAYS", default=7)
 # List totals (X-Total-Count, hosts' endpoint counts) whose count took at least

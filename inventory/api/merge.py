@@ -4,6 +4,11 @@ DECISIONS §4: each path becomes an endpoint of the same host and method;
 endpoints whose pattern or observed paths match it are merged into it (their
 fields, alerts, traces and usage move; duplicates collapse).
 
+Parameter names are the operator's: ``/catalog/{itemId}`` is stored as written (an
+unnamed ``{}`` is numbered ``{paramN}``). The ids of merged endpoints keep resolving to
+the endpoint they went into (``EndpointAlias``). The moving parts are shared with learned
+parameterisation (``inventory.api.merging``).
+
 How the service reads that, for the endpoints of the same host, method and
 segment count (the *siblings*; the new patterns are the *targets*):
 
@@ -34,27 +39,31 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.db import connection, transaction
-from django.db.models import Count, Model, Q
+from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
-from classification.models import DataField
 from classification.services import endpoints_refresh_risk
-from core.enums import AlertStatus, AlertType
 from core.errors import ApiError, EndpointNotFound
-from detections.models import Alert
 from inventory.counts import inventory_changed
-from inventory.models import ApiTrace, Endpoint, EndpointCaller, ObservedPath, UsageDay, UsageMinute
-from inventory.patterns.operator_paths import path_problem
-from inventory.patterns.regex import Pattern, pattern_best_match, pattern_compile, pattern_shape
+from inventory.models import ApiTrace, Endpoint, ObservedPath
+from inventory.patterns.operator_paths import operator_pattern, path_problem
+from inventory.patterns.regex import Pattern, pattern_best_match, pattern_shape
 from inventory.patterns.segments import path_segments
 
-from .services import endpoint_get, traces_prune
+from .lookup import endpoint_get, traces_prune
+from .merging import (
+    ATTRIBUTES,
+    aliases_record,
+    alerts_move,
+    attributes_merge,
+    counters_move,
+    fields_move,
+    literal_paths_observe,
+    rows_upsert,
+)
 
 logger = logging.getLogger(__name__)
-
-_STATUS_RANK = {AlertStatus.OPEN: 0, AlertStatus.IGNORED: 1, AlertStatus.RESOLVED: 2}
-
 
 @dataclass
 class _Plan:
@@ -86,7 +95,11 @@ def endpoint_paths_update(*, endpoint_id: str, paths: Sequence[str]) -> list[End
     """
     current = endpoint_get(endpoint_id=endpoint_id)
     update_paths_check(current_path=current.path, paths=paths)
-    patterns = list({p.path: p for p in (pattern_compile(path) for path in paths)}.values())
+    # Paths that differ only in parameter names are one pattern: the first spelling is kept.
+    patterns: list[Pattern] = []
+    for pattern in map(operator_pattern, paths):
+        if all(p.regex != pattern.regex for p in patterns):
+            patterns.append(pattern)
     num_segments = len(path_segments(current.path))
 
     with transaction.atomic():
@@ -104,16 +117,18 @@ def endpoint_paths_update(*, endpoint_id: str, paths: Sequence[str]) -> list[End
         # The URL's endpoint first: attributes of new endpoints prefer its values.
         siblings.sort(key=lambda e: e.uuid != current.uuid)
 
+        literal_paths_observe(endpoints=[e for e in siblings if any(p.matches(e.path) for p in patterns)])
         plan = _plan(current=current, siblings=siblings, patterns=patterns)
         _move_traffic(plan=plan, current=current, siblings=siblings)
         consumed = list(plan.destination)
         for target in {t.uuid: t for t in plan.targets.values()}.values():
             incoming = plan.sources.get(target.uuid, [])
             if incoming:
-                _move_fields(target=target, sources=incoming)
-                _move_alerts(target=target, sources=incoming)
-                _move_counters(target=target, sources=incoming)
+                fields_move(target=target, sources=incoming)
+                alerts_move(target=target, sources=incoming)
+                counters_move(target=target, sources=incoming)
         _merge_attributes(plan=plan, current=current)
+        aliases_record(destination={old: plan.destination[old].uuid for old in consumed})
         Endpoint.objects.filter(uuid__in=consumed).delete()
         target_ids = [t.uuid for t in plan.targets.values()]
         traces_prune(endpoint_ids=target_ids)
@@ -218,7 +233,7 @@ def _move_traffic(*, plan: _Plan, current: Endpoint, siblings: list[Endpoint]) -
             moves[plan.destination[holder_id].uuid].append((row_id, path, count, last_seen))
 
     for new_owner, rows in moves.items():
-        _upsert(
+        rows_upsert(
             ObservedPath, [(new_owner, path, count, last_seen) for _, path, count, last_seen in rows],
             fields=("endpoint", "path", "count", "last_seen"), conflict=("endpoint", "path"),
             add=("count",), greatest=("last_seen",),
@@ -248,146 +263,21 @@ def _primary(plan: _Plan, received: Counter) -> Endpoint:
     return plan.targets[plan.patterns[0].path]
 
 
-def _move_fields(*, target: Endpoint, sources: list[Endpoint]) -> None:
-    """Move the sources' data fields to the target; fields with the same identity collapse into one."""
-    source_ids = [s.uuid for s in sources]
-    fields = list(DataField.objects.select_for_update().filter(endpoint_id__in=[target.uuid, *source_ids]))
-    groups: dict[tuple, list[DataField]] = defaultdict(list)
-    for f in fields:
-        groups[(f.data_section, f.status_code, f.data_path)].append(f)
-    keepers, doomed = [], []
-    for members in groups.values():
-        members.sort(key=lambda f: (f.endpoint_id != target.uuid, f.created_at))
-        keeper, others = members[0], members[1:]
-        false_positives = _union(f.false_positives for f in members)
-        keeper.data_classes = [c for c in _union(f.data_classes for f in members) if c not in false_positives]
-        keeper.false_positives = false_positives
-        keeper.scanner_identified = _union(f.scanner_identified for f in members)
-        keeper.is_nullable = any(f.is_nullable for f in members)
-        keeper.content_type = keeper.content_type or next((f.content_type for f in others if f.content_type), "")
-        keeper.entity = keeper.entity or next((f.entity for f in others if f.entity), None)
-        keeper.created_at = min(f.created_at for f in members)
-        keeper.last_seen = max(f.last_seen for f in members)
-        keeper.endpoint_id = target.uuid
-        keepers.append(keeper)
-        doomed.extend(o.uuid for o in others)
-    DataField.objects.filter(uuid__in=doomed).delete()
-    DataField.objects.bulk_update(
-        keepers,
-        ["endpoint", "data_classes", "false_positives", "scanner_identified", "is_nullable", "content_type", "entity",
-         "created_at", "last_seen"],
-        batch_size=500,
-    )
-
-
-def _union(lists) -> list:
-    return list(dict.fromkeys(item for items in lists for item in (items or ())))
-
-
-def _move_alerts(*, target: Endpoint, sources: list[Endpoint]) -> None:
-    """Move the sources' alerts to the target; duplicates (same type and description) collapse."""
-    alerts = list(Alert.objects.filter(endpoint_id__in=[target.uuid, *(s.uuid for s in sources)]))
-    groups: dict[tuple, list[Alert]] = defaultdict(list)
-    for alert in alerts:
-        key = (alert.type,) if alert.type == AlertType.NEW_ENDPOINT else (alert.type, alert.description)
-        groups[key].append(alert)
-    doomed, keep = [], []
-    for members in groups.values():
-        members.sort(key=lambda a: (_STATUS_RANK.get(a.status, 3), a.created_at, str(a.uuid)))
-        keep.append(members[0].uuid)
-        doomed.extend(a.uuid for a in members[1:])
-    Alert.objects.filter(uuid__in=doomed).delete()
-    Alert.objects.filter(uuid__in=keep).exclude(endpoint_id=target.uuid).update(endpoint_id=target.uuid)
-
-
-def _move_counters(*, target: Endpoint, sources: list[Endpoint]) -> None:
-    """Sum the sources' usage counters into the target's, move their callers; then drop the sources' rows."""
-    source_ids = [s.uuid for s in sources]
-    for model, key in ((UsageMinute, "minute"), (UsageDay, "day")):
-        totals: Counter = Counter()
-        for bucket, count in model.objects.filter(endpoint_id__in=source_ids).values_list(key, "count"):
-            totals[bucket] += count
-        _upsert(model, [(target.uuid, b, c) for b, c in totals.items()],
-                fields=("endpoint", key, "count"), conflict=("endpoint", key), add=("count",))
-        model.objects.filter(endpoint_id__in=source_ids).delete()
-    latest: dict[str, object] = {}
-    for address, last_seen in EndpointCaller.objects.filter(endpoint_id__in=source_ids).values_list("address", "last_seen"):
-        latest[address] = max(latest.get(address, last_seen), last_seen)
-    _upsert(EndpointCaller, [(target.uuid, a, s) for a, s in latest.items()],
-            fields=("endpoint", "address", "last_seen"), conflict=("endpoint", "address"), greatest=("last_seen",))
-    EndpointCaller.objects.filter(endpoint_id__in=source_ids).delete()
-
-
-def _upsert(model: type[Model], rows: list[tuple], *, fields: tuple[str, ...], conflict: tuple[str, ...],
-            add: tuple[str, ...] = (), greatest: tuple[str, ...] = ()) -> None:
-    """Insert rows of ``fields``; on a ``conflict`` add to the existing ``add`` counters and keep the
-    latest ``greatest`` values.
-
-    Done in SQL (``INSERT … ON CONFLICT … DO UPDATE``, PostgreSQL and SQLite ≥ 3.24) so
-    increments made concurrently by ingestion on the target's rows are never lost.
-    """
-    if not rows:
-        return
-    opts, quote = model._meta, connection.ops.quote_name
-    table = quote(opts.db_table)
-    model_fields = [opts.get_field(name) for name in fields]
-
-    def column(name: str) -> str:
-        return quote(opts.get_field(name).column)
-
-    largest = "GREATEST" if connection.vendor == "postgresql" else "MAX"
-    updates = [f"{column(n)} = {table}.{column(n)} + excluded.{column(n)}" for n in add]
-    updates += [f"{column(n)} = {largest}({table}.{column(n)}, excluded.{column(n)})" for n in greatest]
-    sql = (
-        f"INSERT INTO {table} ({', '.join(column(n) for n in fields)}) VALUES ({', '.join(['%s'] * len(fields))}) "
-        f"ON CONFLICT ({', '.join(column(n) for n in conflict)}) DO UPDATE SET {', '.join(updates)}"
-    )
-
-    def prepare(model_field, value):
-        db_field = model_field.target_field if model_field.is_relation else model_field
-        return db_field.get_db_prep_save(value, connection)
-
-    prepared = [[prepare(f, value) for f, value in zip(model_fields, row)] for row in rows]
-    with connection.cursor() as cursor:
-        cursor.executemany(sql, prepared)
-
-
 def _merge_attributes(*, plan: _Plan, current: Endpoint) -> None:
-    """Set each target's attributes from itself and the endpoints merged into it.
+    """Set each target's attributes from itself and the endpoints merged into it
+    (:func:`~.merging.attributes_merge`).
 
     Timestamps come from the traffic actually merged (a new endpoint nothing was
     merged into keeps the URL endpoint's first detection and no activity);
     operator settings and metadata prefer the target's own, then the URL endpoint's.
     """
-    now = timezone.now()
     changed = []
     for target in {t.uuid: t for t in plan.targets.values()}.values():
         incoming = plan.sources.get(target.uuid, [])
         traffic = incoming if target.uuid in plan.new_ids else [target, *incoming]
-        settings = traffic or [current]
-        first = [e.first_detected for e in traffic if e.first_detected]
-        last = [e.last_active for e in traffic if e.last_active]
-        target.first_detected = min(first) if first else current.first_detected
-        target.last_active = max(last) if last else None
-        target.unauthenticated_success_seen = any(e.unauthenticated_success_seen for e in settings)
-        target.is_authenticated_detected = (
-            all(e.is_authenticated_detected for e in settings) and not target.unauthenticated_success_seen
-        )
-        target.is_authenticated_user_set = next(
-            (e.is_authenticated_user_set for e in settings if e.is_authenticated_user_set is not None), None
-        )
-        target.full_trace_capture_enabled = any(e.full_trace_capture_enabled for e in settings)
-        target.is_graphql = any(e.is_graphql for e in settings)
-        target.graphql_schema = next((e.graphql_schema for e in settings if e.graphql_schema), None)
-        target.owner = next((e.owner for e in settings if e.owner), "")
-        target.openapi_spec_name = next((e.openapi_spec_name for e in settings if e.openapi_spec_name), None)
-        target.resource_permissions = sorted(_union(e.resource_permissions for e in settings))
-        target.updated_at = now
+        attributes_merge(target, traffic=traffic, settings=traffic or [current],
+                         first_detected_default=current.first_detected)
         target.user_set_path = True  # operator-written: its parameters absorb any segment value in ingestion
+        target.learned_segments = {}  # no longer a learned pattern: learning leaves it alone
         changed.append(target)
-    Endpoint.objects.bulk_update(
-        changed,
-        ["first_detected", "last_active", "unauthenticated_success_seen", "is_authenticated_detected",
-         "is_authenticated_user_set", "full_trace_capture_enabled", "is_graphql", "graphql_schema", "owner",
-         "openapi_spec_name", "resource_permissions", "updated_at", "user_set_path"],
-    )
+    Endpoint.objects.bulk_update(changed, [*ATTRIBUTES, "user_set_path", "learned_segments"])

@@ -9,8 +9,11 @@ other pending batches along with its own (up to 1,000 traces) and analyses them
 together: the per-batch queries are shared, so throughput rises with the load.
 
 An analysis costs a bounded number of queries whatever its size (about twenty,
-see ``store.py``); CPU-bound work (parsing, detection, redaction) runs before
-any shared row is written.
+see the ``store`` package); CPU-bound work (parsing, detection, the OpenAPI rules,
+redaction) runs before any shared row is written. The alert rules
+(``detections.rules``) read one ``BatchView`` of the batch and return
+candidates; linking endpoints to the uploaded specs that document them is a
+step of its own; all candidates are raised in one ``alerts_raise`` call.
 """
 from __future__ import annotations
 
@@ -23,14 +26,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from core.enums import DataSection
 from core.logsafe import error_where, withheld
+from detections.openapi.link import endpoints_spec_link
+from detections.rules import BatchView, openapi_rules, specs_of, traffic_rules
 from detections.services import alerts_raise
-from detections.specdiff import spec_diff_batch
 from inventory.counts import inventory_changed
 from inventory.models import IngestBatch
+from webhooks.services.fan_out import alerts_fan_out
 
-from .alerts import AlertCollector
 from .analysis import Detections, TraceResult, trace_analyze
 from .classes import class_config_load
 from .store import (
@@ -49,8 +52,6 @@ from .traces import METHODS, Trace, trace_from_agent
 logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 5
-BODY_SECTIONS_FOR_PII = frozenset({DataSection.REQUEST_BODY, DataSection.REQUEST_HEADER,
-                                   DataSection.RESPONSE_BODY, DataSection.RESPONSE_HEADER})
 
 
 @dataclass
@@ -67,6 +68,8 @@ class Outcome:
     traces_stored: int = 0
     alerts_raised: int = 0
     timings: dict = field(default_factory=dict)
+    # (host id, method, segment count) of the endpoints created: learning looks at these groups.
+    new_endpoint_groups: set = field(default_factory=set)
 
 
 # ---------------------------------------------------------------- entry points
@@ -185,6 +188,7 @@ def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bo
 
     hosts, outcome.hosts_created = hosts_resolve(traces)
     matched, outcome.endpoints_created = endpoints_resolve(traces, hosts)
+    outcome.new_endpoint_groups = {(ep.host.id, ep.method, ep.num_segments) for _, ep in matched if ep.created}
     outcome.skipped += len(traces) - len(matched)
     outcome.analysed = len(matched)
     clock.lap("hosts and endpoints")
@@ -212,6 +216,11 @@ def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bo
         fields.merge(endpoint.uuid, result)
         results.append((result, endpoint))
     clock.lap("analysis")
+    # The rules' view of the batch; the OpenAPI rules read its parsed bodies before redaction.
+    view = BatchView.of(matched, results)
+    specs = specs_of(view)
+    spec_candidates = openapi_rules(view, specs)
+    clock.lap("spec diff")
     rows = trace_rows(results)
     clock.lap("redaction")
 
@@ -221,15 +230,20 @@ def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bo
     clock.lap("fields write")
     outcome.traces_stored = traces_store(rows)
     clock.lap("traces write")
-    candidates = _alerts(matched, results, fields).candidates()
-    # Open API Spec Diff (detections.specdiff): every matched trace, before redaction.
-    candidates += spec_diff_batch([(endpoint, trace) for trace, endpoint in matched])
-    outcome.alerts_raised = len(alerts_raise(candidates))
+    # Spec linking: which uploaded spec documents each endpoint of the batch (openapiSpecName).
+    endpoints_spec_link(view.endpoints(), specs)
+    clock.lap("spec linking")
+    # The traffic rules read the fields as written; every candidate is raised through one call.
+    # Offered to the webhooks below, once the endpoints carry this analysis' risk (DECISIONS §6).
+    raised = alerts_raise(traffic_rules(view, fields) + spec_candidates, fan_out=False)
+    outcome.alerts_raised = len(raised)
     clock.lap("alerts")
     # ---- rows shared by every batch: last, just before commit
     fields.touch()
     observations_store(matched, hosts)
     listed_changed = endpoints_update(matched, results, risk_changes)
+    # Payload counts (meta.totalSensitiveEndpoints) read the risk written just above.
+    alerts_fan_out(alerts=raised)
     if listed_changed or outcome.hosts_created or outcome.endpoints_created or outcome.fields_created:
         inventory_changed()  # cached list totals (inventory.counts) are recomputed
     clock.lap("usage and endpoints write")
@@ -247,50 +261,3 @@ class _Clock:
         now = time.perf_counter()
         self.timings[stage] = self.timings.get(stage, 0.0) + now - self.last
         self.last = now
-
-
-# ---------------------------------------------------------------- alerts
-
-def _alerts(matched, results, fields: FieldState) -> AlertCollector:
-    """The seven traffic rules of DECISIONS §6 over one analysis (see ``alerts.py``); the eighth,
-    Open API Spec Diff, is ``detections.specdiff.spec_diff_batch``."""
-    alerts = AlertCollector()
-    for endpoint in {ep for _, ep in matched if ep.created}:
-        alerts.new_endpoint(endpoint)
-    for endpoint_id, section, status, path, name in fields.class_events:
-        if section in BODY_SECTIONS_FOR_PII and name in fields.classes_of(endpoint_id, section, status, path):
-            alerts.pii(endpoint_id, section, path, name)
-    for result, endpoint in results:
-        _trace_alerts(result, endpoint, fields, alerts)
-    return alerts
-
-
-def _scheme(trace: Trace) -> str | None:
-    """http or https: from the agent's ``url.host``, else ``X-Forwarded-Proto``, else port 80/443."""
-    if trace.scheme:
-        return trace.scheme
-    forwarded = trace.header("x-forwarded-proto")
-    if forwarded:
-        return forwarded.split(",", 1)[0].strip().lower() or None
-    port = trace.meta.get("destinationPort")
-    return {"443": "https", "80": "http"}.get(str(port)) if port is not None else None
-
-
-def _trace_alerts(result: TraceResult, endpoint: EndpointRow, fields: FieldState, alerts: AlertCollector) -> None:
-    trace = result.trace
-    if result.basic_auth:
-        alerts.basic_auth(endpoint)
-    if endpoint.host.is_public and _scheme(trace) == "http":
-        alerts.no_ssl(endpoint)
-    for position, name in sorted(result.path_classes):
-        alerts.path_param(endpoint, position, name)
-    for (section, path), obs in result.fields.items():
-        if section == DataSection.REQUEST_QUERY and obs.classes:
-            for name in sorted(obs.classes):
-                if name in fields.classes_of(endpoint.uuid, section, -1, path):
-                    alerts.query_param(endpoint, path, name)
-    if 200 <= trace.status < 300 and not result.has_credentials:
-        for (section, path) in result.fields:
-            if section == DataSection.RESPONSE_BODY and fields.classes_of(endpoint.uuid, section, trace.status, path):
-                alerts.unauthenticated(endpoint)
-                break

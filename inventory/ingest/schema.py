@@ -2,43 +2,57 @@
 
 The routes validate bodies with the fast hand-written checks of
 ``validation.py``; these serializers only describe the wire format for
-drf-spectacular.
+drf-spectacular. The trace serializers document ``wire.py``'s model
+(``RAW_TRACE``, ``PROCESSED_TRACE``): ``tests/inventory/test_trace_wire.py``
+fails when a key, type, required or nullable flag or limit differs.
 """
 from rest_framework import serializers
 
+from .wire import ANALYSIS_TYPES, METHOD_MAX_LENGTH, STATUS_MAX, STATUS_MIN
+
 
 class PairSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    value = serializers.CharField(allow_null=True)
+    name = serializers.CharField(allow_blank=True, help_text="An item with an empty name is ignored.")
+    value = serializers.CharField(allow_null=True, allow_blank=True, required=False,
+                                  help_text="Text; a number or boolean is accepted and read as text.")
 
 
 class UrlSerializer(serializers.Serializer):
-    host = serializers.CharField(help_text="Host name; a scheme and port are accepted and stripped.")
-    path = serializers.CharField()
+    host = serializers.CharField(
+        allow_blank=True,
+        help_text="Host name; a scheme, user information and port are accepted and stripped. "
+                  "May be empty when a Host header names the host.",
+    )
+    path = serializers.CharField(allow_blank=True, help_text="May carry the query string when parameters is empty.")
     parameters = PairSerializer(many=True, required=False, allow_null=True)
 
 
 class TraceRequestSerializer(serializers.Serializer):
     url = UrlSerializer()
     headers = PairSerializer(many=True, required=False, allow_null=True)
-    body = serializers.CharField(required=False, allow_null=True, allow_blank=True)
-    method = serializers.RegexField(r"^[A-Za-z]{1,16}$", help_text="An HTTP method token, e.g. GET.")
+    body = serializers.CharField(required=False, allow_null=True, allow_blank=True,
+                                 help_text="Text; any other JSON value is accepted and read re-serialised.")
+    method = serializers.RegexField(rf"^[A-Za-z]{{1,{METHOD_MAX_LENGTH}}}$",
+                                    help_text="An HTTP method token, e.g. GET.")
 
 
 class TraceResponseSerializer(serializers.Serializer):
-    status = serializers.IntegerField(min_value=100, max_value=599)
+    status = serializers.IntegerField(min_value=STATUS_MIN, max_value=STATUS_MAX,
+                                      help_text="A number; a string of digits is accepted.")
     headers = PairSerializer(many=True, required=False, allow_null=True)
-    body = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    body = serializers.CharField(required=False, allow_null=True, allow_blank=True,
+                                 help_text="Text; any other JSON value is accepted and read re-serialised.")
 
 
 class TraceMetaSerializer(serializers.Serializer):
     incoming = serializers.BooleanField(required=False)
-    source = serializers.CharField(required=False, allow_null=True)
-    sourcePort = serializers.CharField(required=False, allow_null=True, help_text="String or number.")
-    destination = serializers.CharField(required=False, allow_null=True)
-    destinationPort = serializers.CharField(required=False, allow_null=True, help_text="String or number.")
-    environment = serializers.CharField(required=False, allow_null=True)
-    metloSource = serializers.CharField(required=False, allow_null=True)
+    source = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    sourcePort = serializers.CharField(required=False, allow_null=True, allow_blank=True, help_text="String or number.")
+    destination = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    destinationPort = serializers.CharField(required=False, allow_null=True, allow_blank=True,
+                                            help_text="String or number.")
+    environment = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    metloSource = serializers.CharField(required=False, allow_null=True, allow_blank=True)
 
 
 class RawTraceSerializer(serializers.Serializer):
@@ -46,7 +60,7 @@ class RawTraceSerializer(serializers.Serializer):
 
     request = TraceRequestSerializer()
     response = TraceResponseSerializer()
-    meta = TraceMetaSerializer(required=False)
+    meta = TraceMetaSerializer(required=False, allow_null=True)
 
 
 class ProcessedTraceDataSerializer(serializers.Serializer):
@@ -65,16 +79,16 @@ class ProcessedTraceDataSerializer(serializers.Serializer):
 class SessionMetaSerializer(serializers.Serializer):
     authenticationProvided = serializers.BooleanField(allow_null=True, required=False)
     authenticationSuccessful = serializers.BooleanField(allow_null=True, required=False)
-    authType = serializers.CharField(allow_null=True, required=False)
+    authType = serializers.CharField(allow_null=True, allow_blank=True, required=False)
 
 
 class ProcessedTraceSerializer(RawTraceSerializer):
     """A processed trace (Metlo 0.1.x agents): headers and bodies withheld, findings pre-computed."""
 
-    processedTraceData = ProcessedTraceDataSerializer(required=False)
-    sessionMeta = SessionMetaSerializer(required=False)
+    processedTraceData = ProcessedTraceDataSerializer(required=False, allow_null=True)
+    sessionMeta = SessionMetaSerializer(required=False, allow_null=True)
     redacted = serializers.BooleanField(required=False)
-    analysisType = serializers.ChoiceField(choices=["full", "partial"], required=False)
+    analysisType = serializers.ChoiceField(choices=list(ANALYSIS_TYPES), required=False, allow_null=True)
 
 
 class SensitiveDataItemSerializer(serializers.Serializer):

@@ -1,17 +1,15 @@
 """The internal shape of one trace, built from what Metlo agents send (DECISIONS §9).
 
-Agents are lenient and so are we: ``url.host`` may carry a scheme and a port,
-ports may be strings, numbers or null, header and parameter values may be
-numbers or null, bodies are strings (an object is accepted and re-serialised).
-Structural validation already happened at accept time (``validation.py``);
-this module only coerces.
+:func:`trace_from_agent` is the one place where the worker turns a stored trace (an element of an
+``IngestBatch`` row's ``traces``) into a :class:`Trace`. What is accepted and how each value is read
+(hosts with schemes and ports, numeric strings, null or absent lists, scalar header values, bodies
+given as JSON) are ``wire.py``'s rules, the same the accept-time check (``validation.py``) applies:
+this module only reads, with those rules.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-
-import orjson
 
 from core.enums import DataSection, SHORT_SECTION
 
@@ -20,6 +18,18 @@ from inventory.patterns.segments import pattern_renumber
 
 from .addresses import address_normalize
 from .staging import staged_classes
+from .wire import (
+    endpoint_path_read,
+    graphql_paths_read,
+    host_raw,
+    short_text,
+    method_read,
+    pairs_read,
+    port_read,
+    query_read,
+    status_number,
+    text,
+)
 
 # Methods that make endpoints (SPEC's enum); other verbs are counted as skipped.
 METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
@@ -75,36 +85,6 @@ class Processed:
     response_content_type: str = ""
 
 
-def _text(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    return orjson.dumps(value).decode()
-
-
-def _pairs(raw: object) -> list[tuple[str, str]]:
-    if not isinstance(raw, list):
-        return []
-    out = []
-    for item in raw:
-        if isinstance(item, dict):
-            name = item.get("name")
-            if isinstance(name, str) and name:
-                out.append((name, _text(item.get("value"))))
-    return out
-
-
-def _port(value: object) -> str | None:
-    if value is None or value == "":
-        return None
-    return _text(value)[:16]
-
-
 def agent_key(key: str) -> tuple[str, str] | None:
     """``reqBody.user.tags.[]`` -> (REQUEST_BODY, ``user.tags[]``); ``resBody`` -> (RESPONSE_BODY, "")."""
     prefix, _, rest = key.partition(".")
@@ -127,76 +107,82 @@ def _processed(raw: object) -> Processed | None:
                 parsed = agent_key(key) if isinstance(key, str) else None
                 if parsed is not None and isinstance(names, list):
                     target[parsed] = [n for n in names if isinstance(n, str)]
-    out.request_content_type = _text(raw.get("requestContentType"))[:255]
-    out.response_content_type = _text(raw.get("responseContentType"))[:255]
+    out.request_content_type = short_text(raw.get("requestContentType"))
+    out.response_content_type = short_text(raw.get("responseContentType"))
     return out
 
 
 def trace_from_agent(raw: dict, index: int, *, processed: bool, received_at: datetime) -> Trace:
-    """Build a :class:`Trace` from a validated agent trace (raw v1 or processed v2)."""
+    """Build a :class:`Trace` from a stored agent trace (raw v1 or processed v2), read with ``wire.py``'s rules.
+
+    Raises ``ValueError`` / ``TypeError`` / ``AttributeError`` for a trace that cannot be read
+    (the pipeline skips it); the accept-time check lets none of those through.
+    """
     request = raw.get("request") or {}
     response = raw.get("response") or {}
     url = request.get("url") or {}
-    req_headers = _pairs(request.get("headers"))
-    raw_host = url.get("host") or ""
-    if not host_normalize(raw_host):
-        raw_host = next((v for k, v in req_headers if k.lower() == "host"), "")
-    meta_in = raw.get("meta") if isinstance(raw.get("meta"), dict) else {}
-    meta = {k: meta_in.get(k) for k in META_KEYS if k in meta_in}
-    for key in ("sourcePort", "destinationPort"):
-        if key in meta:
-            meta[key] = _port(meta[key])
-    for key in ("source", "destination", "originalSource", "environment", "metloSource"):
-        if key in meta and meta[key] is not None:
-            meta[key] = _text(meta[key])[:255]
-
-    raw_path = url.get("path") or "/"
-    query = _pairs(url.get("parameters"))
-    if "?" in raw_path and not query:
-        from urllib.parse import parse_qsl
-
-        query = parse_qsl(raw_path.split("?", 1)[1].split("#", 1)[0], keep_blank_values=True)
-
-    endpoint_path = url.get("endpointPath") or raw.get("endpointPath")
+    raw_host = host_raw(url.get("host") or "", request.get("headers"))
+    raw_path = text(url.get("path") or "/")
     processed_raw = raw.get("processedTraceData") if processed else None
-    if endpoint_path is None and isinstance(processed_raw, dict):
-        endpoint_path = processed_raw.get("endpointPath")
-
-    status = response.get("status")
+    endpoint_path = endpoint_path_read(raw, url, processed_raw)
+    meta = _meta(raw.get("meta"))
     trace = Trace(
         index=index,
         received_at=received_at,
         host=host_normalize(raw_host),
         scheme=host_scheme(raw_host),
-        method=_text(request.get("method")).strip().upper(),
-        path=path_normalize(_text(raw_path)),
+        method=method_read(request.get("method")),
+        path=path_normalize(raw_path),
         endpoint_path=pattern_renumber(endpoint_path) if isinstance(endpoint_path, str) and endpoint_path else None,
-        query=query,
-        req_headers=req_headers,
-        req_body=_text(request.get("body")),
-        status=int(status) if not isinstance(status, bool) else 0,
-        resp_headers=_pairs(response.get("headers")),
-        resp_body=_text(response.get("body")),
+        query=query_read(raw_path, pairs_read(url.get("parameters"))),
+        req_headers=pairs_read(request.get("headers")),
+        req_body=text(request.get("body")),
+        status=_status(response.get("status")),
+        resp_headers=pairs_read(response.get("headers")),
+        resp_body=text(response.get("body")),
         meta=meta,
         source_address=address_normalize(meta.get("source")),
         staged=staged_classes(raw),
     )
     if processed:
-        trace.processed = _processed(processed_raw)
-        encrypted = isinstance(raw.get("encryption"), dict)
-        trace.withheld = bool(raw.get("redacted", True)) or encrypted
-        if encrypted:
-            # Encrypted with a key we do not hold: names and values are ciphertext.
-            trace.query, trace.req_headers, trace.resp_headers = [], [], []
-            trace.req_body = trace.resp_body = ""
-        trace.partial = raw.get("analysisType") == "partial"
-        session = raw.get("sessionMeta") if isinstance(raw.get("sessionMeta"), dict) else {}
-        provided = session.get("authenticationProvided")
-        trace.auth_provided = provided if isinstance(provided, bool) else None
-        auth_type = session.get("authType")
-        trace.auth_type = auth_type.lower() if isinstance(auth_type, str) else None
-        graphql_paths = (processed_raw or {}).get("graphqlPaths") if isinstance(processed_raw, dict) else None
-        if graphql_paths is None:
-            graphql_paths = raw.get("graphqlPaths")
-        trace.graphql_hint = bool(graphql_paths)
+        _read_processed(trace, raw, processed_raw)
     return trace
+
+
+def _meta(meta_in: object) -> dict:
+    """The meta keys the analysis reads: ports as short text, names as text (at most 255 characters)."""
+    if not isinstance(meta_in, dict):
+        return {}
+    meta = {k: meta_in.get(k) for k in META_KEYS if k in meta_in}
+    for key in ("sourcePort", "destinationPort"):
+        if key in meta:
+            meta[key] = port_read(meta[key])
+    for key in ("source", "destination", "originalSource", "environment", "metloSource"):
+        if key in meta and meta[key] is not None:
+            meta[key] = short_text(meta[key])
+    return meta
+
+
+def _status(value: object) -> int:
+    number = status_number(value)
+    if number is None:
+        raise ValueError("response.status is not a number")
+    return int(number)
+
+
+def _read_processed(trace: Trace, raw: dict, processed_raw: object) -> None:
+    """A processed (v2) trace's extras: findings, withheld or encrypted parts, session, GraphQL hint."""
+    trace.processed = _processed(processed_raw)
+    encrypted = isinstance(raw.get("encryption"), dict)
+    trace.withheld = bool(raw.get("redacted", True)) or encrypted
+    if encrypted:
+        # Encrypted with a key we do not hold: names and values are ciphertext.
+        trace.query, trace.req_headers, trace.resp_headers = [], [], []
+        trace.req_body = trace.resp_body = ""
+    trace.partial = raw.get("analysisType") == "partial"
+    session = raw.get("sessionMeta") if isinstance(raw.get("sessionMeta"), dict) else {}
+    provided = session.get("authenticationProvided")
+    trace.auth_provided = provided if isinstance(provided, bool) else None
+    auth_type = session.get("authType")
+    trace.auth_type = auth_type.lower() if isinstance(auth_type, str) else None
+    trace.graphql_hint = bool(graphql_paths_read(raw, processed_raw))

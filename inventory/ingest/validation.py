@@ -7,46 +7,58 @@ batch. Only what the analysis relies on is checked; unknown keys are ignored,
 as agents add fields over time. Limits (DECISIONS §9): 1,000 traces per batch
 (a ``too_big`` issue), 1 MB per trace (``413``); the 10 MB request limit is
 enforced on the raw body before parsing.
+
+What is accepted (types, leniencies, limits) is ``wire.py``'s, shared with the worker's reading
+(``traces.py``); every issue is built by ``core.zod``'s constructors.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from core.errors import PayloadTooLarge, ZodError
-from core.zod import zod_type
+from core.zod import (
+    MISSING,
+    issue_invalid_enum,
+    issue_invalid_string,
+    issue_too_big,
+    issue_too_small,
+    issue_wrong_type,
+)
 
 from inventory.patterns.normalize import host_normalize
+
+from .wire import (
+    ANALYSIS_TYPES,
+    BODY_VALUE_TYPES,
+    PAIR_VALUE_TYPES,
+    PROCESSED_MAPS,
+    STATUS_MAX,
+    STATUS_MIN,
+    host_header,
+    method_valid,
+    status_number,
+)
 
 MAX_TRACES_PER_BATCH = 1000
 MAX_TRACE_BYTES = 1024 * 1024
 MAX_REQUEST_BYTES = 10 * 1024 * 1024
 MAX_ISSUES = 100
 
-_SCALAR = (str, int, float, bool, type(None))
-_ANALYSIS_TYPES = ["full", "partial"]
+_ANALYSIS_TYPES = list(ANALYSIS_TYPES)
 
 
 class _Issues(list):
     def type_error(self, path: list, expected: str, value: Any) -> None:
-        received = zod_type(value)
-        if value is _MISSING:
-            self.append({"code": "invalid_type", "expected": expected, "received": "undefined",
-                         "path": path, "message": "Required"})
-        else:
-            self.append({"code": "invalid_type", "expected": expected, "received": received, "path": path,
-                         "message": f"Expected {expected}, received {received}"})
-
-
-_MISSING = object()
+        self.append(issue_wrong_type(path, expected, value))
 
 
 def _get(obj: dict, key: str) -> Any:
-    return obj.get(key, _MISSING)
+    return obj.get(key, MISSING)
 
 
 def _check_pairs(value: Any, path: list, issues: _Issues) -> int:
     """``[{name, value}]`` or null/absent; returns the approximate size in characters."""
-    if value is _MISSING or value is None:
+    if value is MISSING or value is None:
         return 0
     if not isinstance(value, list):
         issues.type_error(path, "array", value)
@@ -61,7 +73,7 @@ def _check_pairs(value: Any, path: list, issues: _Issues) -> int:
             issues.type_error([*path, i, "name"], "string", name)
             continue
         item_value = item.get("value")
-        if not isinstance(item_value, _SCALAR):
+        if not isinstance(item_value, PAIR_VALUE_TYPES):
             issues.type_error([*path, i, "value"], "string", item_value)
             continue
         size += len(name) + (len(item_value) if isinstance(item_value, str) else 8)
@@ -69,32 +81,30 @@ def _check_pairs(value: Any, path: list, issues: _Issues) -> int:
 
 
 def _check_body(value: Any, path: list, issues: _Issues) -> int:
-    if value is _MISSING or value is None:
+    if value is MISSING or value is None:
         return 0
     if isinstance(value, str):
         return len(value)
-    if isinstance(value, (dict, list, int, float, bool)):
+    if isinstance(value, BODY_VALUE_TYPES):
         return 64  # re-serialised later; only strings can be large in practice
     issues.type_error(path, "string", value)
     return 0
 
 
 def _check_status(value: Any, path: list, issues: _Issues) -> None:
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+    if type(value) is int and STATUS_MIN <= value <= STATUS_MAX:
+        return  # what agents send; the rest goes through the wire rule
+    number = status_number(value)
+    if number is None or number != int(number):
         issues.type_error(path, "number", value)
-        return
-    if value < 100:
-        issues.append({"code": "too_small", "minimum": 100, "type": "number", "inclusive": True, "exact": False,
-                       "path": path, "message": "Number must be greater than or equal to 100"})
-    elif value > 599:
-        issues.append({"code": "too_big", "maximum": 599, "type": "number", "inclusive": True, "exact": False,
-                       "path": path, "message": "Number must be less than or equal to 599"})
+    elif number < STATUS_MIN:
+        issues.append(issue_too_small(path, "number", STATUS_MIN))
+    elif number > STATUS_MAX:
+        issues.append(issue_too_big(path, "number", STATUS_MAX))
 
 
 def _check_string_map_of_lists(value: Any, path: list, issues: _Issues) -> None:
-    if value is _MISSING or value is None:
+    if value is MISSING or value is None:
         return
     if not isinstance(value, dict):
         issues.type_error(path, "object", value)
@@ -109,80 +119,77 @@ def _check_trace(trace: Any, path: list, issues: _Issues, *, processed: bool) ->
     if not isinstance(trace, dict):
         issues.type_error(path, "object", trace)
         return 0
-    size = 0
-    request = _get(trace, "request")
-    if not isinstance(request, dict):
-        issues.type_error([*path, "request"], "object", request)
-        request = None
-    else:
-        url = _get(request, "url")
-        headers_size = _check_pairs(_get(request, "headers"), [*path, "request", "headers"], issues)
-        size += headers_size
-        if not isinstance(url, dict):
-            issues.type_error([*path, "request", "url"], "object", url)
-        else:
-            host = _get(url, "host")
-            if not isinstance(host, str):
-                issues.type_error([*path, "request", "url", "host"], "string", host)
-            elif not host_normalize(host) and not _has_host_header(request.get("headers")):
-                issues.append({"code": "too_small", "minimum": 1, "type": "string", "inclusive": True,
-                               "exact": False, "path": [*path, "request", "url", "host"],
-                               "message": "String must contain at least 1 character(s)"})
-            url_path = _get(url, "path")
-            if not isinstance(url_path, str):
-                issues.type_error([*path, "request", "url", "path"], "string", url_path)
-            else:
-                size += len(url_path)
-            size += _check_pairs(_get(url, "parameters"), [*path, "request", "url", "parameters"], issues)
-        method = _get(request, "method")
-        if not isinstance(method, str):
-            issues.type_error([*path, "request", "method"], "string", method)
-        elif not method.strip() or len(method) > 16 or not method.strip().isalpha():
-            issues.append({"code": "invalid_string", "validation": "regex", "path": [*path, "request", "method"],
-                           "message": "Invalid HTTP method"})
-        size += _check_body(_get(request, "body"), [*path, "request", "body"], issues)
-
-    response = _get(trace, "response")
-    if not isinstance(response, dict):
-        issues.type_error([*path, "response"], "object", response)
-    else:
-        _check_status(_get(response, "status"), [*path, "response", "status"], issues)
-        size += _check_pairs(_get(response, "headers"), [*path, "response", "headers"], issues)
-        size += _check_body(_get(response, "body"), [*path, "response", "body"], issues)
-
-    meta = _get(trace, "meta")
-    if meta is not _MISSING and meta is not None and not isinstance(meta, dict):
+    size = _check_request(_get(trace, "request"), [*path, "request"], issues)
+    size += _check_response(_get(trace, "response"), [*path, "response"], issues)
+    meta = trace.get("meta")
+    if meta is not None and not isinstance(meta, dict):
         issues.type_error([*path, "meta"], "object", meta)
-
     if processed:
-        data = _get(trace, "processedTraceData")
-        if data is not _MISSING and data is not None:
-            if not isinstance(data, dict):
-                issues.type_error([*path, "processedTraceData"], "object", data)
-            else:
-                _check_string_map_of_lists(_get(data, "dataTypes"), [*path, "processedTraceData", "dataTypes"], issues)
-                _check_string_map_of_lists(
-                    _get(data, "sensitiveDataDetected"), [*path, "processedTraceData", "sensitiveDataDetected"], issues
-                )
-        session = _get(trace, "sessionMeta")
-        if session is not _MISSING and session is not None and not isinstance(session, dict):
-            issues.type_error([*path, "sessionMeta"], "object", session)
-        analysis = _get(trace, "analysisType")
-        if analysis is not _MISSING and analysis is not None and analysis not in _ANALYSIS_TYPES:
-            issues.append({"code": "invalid_enum_value", "options": _ANALYSIS_TYPES,
-                           "received": analysis if isinstance(analysis, (str, int, float, bool)) else None,
-                           "path": [*path, "analysisType"],
-                           "message": f"Invalid enum value. Expected 'full' | 'partial', received '{analysis}'"})
+        _check_processed(trace, path, issues)
     return size
 
 
-def _has_host_header(headers: Any) -> bool:
-    if not isinstance(headers, list):
-        return False
-    return any(
-        isinstance(h, dict) and str(h.get("name", "")).lower() == "host" and host_normalize(str(h.get("value") or ""))
-        for h in headers
-    )
+def _check_request(request: Any, path: list, issues: _Issues) -> int:
+    if not isinstance(request, dict):
+        issues.type_error(path, "object", request)
+        return 0
+    size = _check_pairs(_get(request, "headers"), [*path, "headers"], issues)
+    url = _get(request, "url")
+    if not isinstance(url, dict):
+        issues.type_error([*path, "url"], "object", url)
+    else:
+        size += _check_url(url, request, [*path, "url"], issues)
+    method = _get(request, "method")
+    if not isinstance(method, str):
+        issues.type_error([*path, "method"], "string", method)
+    elif not method_valid(method):
+        issues.append(issue_invalid_string([*path, "method"], "regex", "Invalid HTTP method"))
+    return size + _check_body(_get(request, "body"), [*path, "body"], issues)
+
+
+def _check_url(url: dict, request: dict, path: list, issues: _Issues) -> int:
+    size = 0
+    host = _get(url, "host")
+    if not isinstance(host, str):
+        issues.type_error([*path, "host"], "string", host)
+    elif not host_normalize(host) and not host_header(request.get("headers")):
+        issues.append(issue_too_small([*path, "host"], "string", 1))
+    url_path = _get(url, "path")
+    if not isinstance(url_path, str):
+        issues.type_error([*path, "path"], "string", url_path)
+    else:
+        size += len(url_path)
+    return size + _check_pairs(_get(url, "parameters"), [*path, "parameters"], issues)
+
+
+def _check_response(response: Any, path: list, issues: _Issues) -> int:
+    if not isinstance(response, dict):
+        issues.type_error(path, "object", response)
+        return 0
+    _check_status(_get(response, "status"), [*path, "status"], issues)
+    size = _check_pairs(_get(response, "headers"), [*path, "headers"], issues)
+    return size + _check_body(_get(response, "body"), [*path, "body"], issues)
+
+
+def _check_object_or_null(value: Any, path: list, issues: _Issues) -> None:
+    if value is not MISSING and value is not None and not isinstance(value, dict):
+        issues.type_error(path, "object", value)
+
+
+def _check_processed(trace: dict, path: list, issues: _Issues) -> None:
+    """The keys of a processed (v2) trace: pre-computed findings, session, analysis type."""
+    data = _get(trace, "processedTraceData")
+    if data is not MISSING and data is not None:
+        if not isinstance(data, dict):
+            issues.type_error([*path, "processedTraceData"], "object", data)
+        else:
+            for key in PROCESSED_MAPS:
+                _check_string_map_of_lists(_get(data, key), [*path, "processedTraceData", key], issues)
+    _check_object_or_null(_get(trace, "sessionMeta"), [*path, "sessionMeta"], issues)
+    analysis = _get(trace, "analysisType")
+    if analysis is not MISSING and analysis is not None and analysis not in _ANALYSIS_TYPES:
+        received = analysis if isinstance(analysis, (str, int, float, bool)) else None
+        issues.append(issue_invalid_enum([*path, "analysisType"], _ANALYSIS_TYPES, analysis, received))
 
 
 def traces_validate(payload: Any, *, batch: bool, processed: bool) -> list[dict]:
@@ -197,9 +204,7 @@ def traces_validate(payload: Any, *, batch: bool, processed: bool) -> list[dict]
             issues.type_error([], "array", payload)
             raise ZodError(issues)
         if len(payload) > MAX_TRACES_PER_BATCH:
-            raise ZodError([{"code": "too_big", "maximum": MAX_TRACES_PER_BATCH, "type": "array", "inclusive": True,
-                             "exact": False, "path": [],
-                             "message": f"Array must contain at most {MAX_TRACES_PER_BATCH} element(s)"}])
+            raise ZodError([issue_too_big([], "array", MAX_TRACES_PER_BATCH)])
         traces = payload
     else:
         traces = [payload]

@@ -2,7 +2,7 @@
 
 Pure functions, no models, no database. Used by ingestion (``inventory.ingest``), the
 inventory routes (update-paths and its merge, suggested-paths), test generation
-(``testgen.profile`` and its templates) and the spec diff (``detections.specdiff``).
+(``testgen.profile`` and its templates) and the spec diff (``detections.openapi``).
 
 A *pattern* is a path whose parameters are written ``{name}`` (a name without ``{``, ``}``
 or ``/``; DECISIONS §4 numbers them ``{param1}``, ``{param2}``… left to right), usually

@@ -1,7 +1,9 @@
 """What operators write and are offered: update-paths' rules and suggested paths (DECISIONS §4).
 
 * :func:`path_problem`: why a path is not acceptable for update-paths.
-* :func:`paths_suggest`: candidate patterns for an endpoint's observed concrete paths.
+* :func:`pattern_name`, :func:`operator_pattern`: an operator's pattern as stored, names kept.
+* :func:`paths_suggest`: candidate patterns for an endpoint's observed concrete paths
+  (:func:`names_apply` keeps the endpoint's own parameter names in them).
 """
 from __future__ import annotations
 
@@ -9,12 +11,14 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from .segments import path_segments, pattern_normalise
+from .regex import Pattern, pattern_regex, pattern_shape
+from .segments import PARAM, path_segments, pattern_normalise, segment_is_parameter
 
 # update-paths accepts only these parameter names (the grammar itself is wider: segments.PARAM).
 OPERATOR_PARAM = re.compile(r"\{[A-Za-z0-9_.-]*\}")
 # Characters update-paths refuses in a path (DECISIONS §4), and why.
 FORBIDDEN_CHARACTERS = "?#\\<>&="
+AUTO_NAME = re.compile(r"\{param\d+\}")
 
 MAX_SUGGESTIONS = 100
 SUGGESTION_SAMPLE = 2000
@@ -43,12 +47,63 @@ def path_problem(path: str, *, num_segments: int | None = None) -> str | None:
         rest = OPERATOR_PARAM.sub("", segment)
         if "{" in rest or "}" in rest:
             return "braces must enclose a parameter name, e.g. /users/{param1}"
+    names = [m.group(0)[1:-1] for segment in segments for m in OPERATOR_PARAM.finditer(segment)]
+    named = [n for n in names if n]
+    if len(set(named)) != len(named):
+        return "parameter names must be distinct"
     if num_segments is not None and len(segments) != num_segments:
         return f"must have {num_segments} segment(s) like the current path, not {len(segments)}"
     return None
 
 
-def paths_suggest(paths: Iterable[str], *, limit: int = MAX_SUGGESTIONS) -> list[str]:
+def pattern_name(path: str) -> str:
+    """An operator's pattern as stored: parameter names kept (``/catalog/{itemId}`` stays as written,
+    DECISIONS §4); an unnamed ``{}`` becomes ``{paramN}``, N its place among the parameters (the next
+    free number when an operator already used that name)."""
+    segments = path_segments(path)
+    used = {m.group(0) for s in segments for m in PARAM.finditer(s) if m.group(0) != "{}"}
+    counter = 0
+
+    def name(match: re.Match) -> str:
+        nonlocal counter
+        counter += 1
+        if match.group(0) != "{}":
+            return match.group(0)
+        number = counter
+        while f"{{param{number}}}" in used:
+            number += 1
+        used.add(f"{{param{number}}}")
+        return f"{{param{number}}}"
+
+    return "/" + "/".join(PARAM.sub(name, s) for s in segments)
+
+
+def operator_pattern(path: str) -> Pattern:
+    """The :class:`~.regex.Pattern` of an update-paths path, its parameter names kept (:func:`pattern_name`)."""
+    named = pattern_name(path)
+    return Pattern(named, pattern_regex(named), *pattern_shape(named))
+
+
+def names_apply(pattern: str, names_from: str | None) -> str:
+    """``pattern`` with the operator's parameter names of ``names_from`` where both have a whole-segment
+    parameter at the same place (``/catalog/{param1}`` with ``/catalog/{itemId}`` -> ``/catalog/{itemId}``).
+
+    Automatic names (``{paramN}``) are not carried over: they are renumbered left to right.
+    """
+    if not names_from:
+        return pattern
+    source = path_segments(names_from)
+    segments = path_segments(pattern)
+    if len(source) != len(segments):
+        return pattern
+    out = []
+    for own, theirs in zip(segments, source):
+        keep = segment_is_parameter(own) and segment_is_parameter(theirs) and not AUTO_NAME.fullmatch(theirs)
+        out.append(theirs if keep else "{}" if segment_is_parameter(own) else own)
+    return pattern_name("/" + "/".join(out))
+
+
+def paths_suggest(paths: Iterable[str], *, limit: int = MAX_SUGGESTIONS, names_from: str | None = None) -> list[str]:
     """Suggested patterns for a set of concrete paths (DECISIONS §4, suggested-paths).
 
     Paths are grouped by segment count. Within a group, a segment value seen in
@@ -56,7 +111,8 @@ def paths_suggest(paths: Iterable[str], *, limit: int = MAX_SUGGESTIONS) -> list
     path thus yields a candidate pattern, scored by the mean frequency of its
     literal segments (0 when it has none). Distinct candidates, best score
     first (ties: more paths behind the candidate, then alphabetical), at most
-    ``limit``.
+    ``limit``. With ``names_from`` (the endpoint's own pattern), its operator-written parameter
+    names are kept in the candidates (:func:`names_apply`).
     """
     groups: dict[int, list[list[str]]] = defaultdict(list)
     for path in dict.fromkeys(paths):
@@ -75,7 +131,7 @@ def paths_suggest(paths: Iterable[str], *, limit: int = MAX_SUGGESTIONS) -> list
                 else:
                     pattern_segments.append(value)
                     literal_freqs.append(frequency)
-            candidate = pattern_normalise("/" + "/".join(pattern_segments))
+            candidate = names_apply(pattern_normalise("/" + "/".join(pattern_segments)), names_from)
             score = sum(literal_freqs) / len(literal_freqs) if literal_freqs else 0.0
             _, support = scored.get(candidate, (score, 0))
             scored[candidate] = (score, support + 1)

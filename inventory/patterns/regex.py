@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
+from .learn import segment_absorbs
 from .segments import (
     PARAM,
     path_segments,
     pattern_normalise,
     segment_has_parameter,
     segment_is_parameter,
-    segment_is_value,
 )
 
 PARAM_REGEX = "[^/]+"
@@ -111,6 +111,7 @@ class Candidate(Protocol):
     num_segments: int
     num_literal_segments: int
     user_set_path: bool
+    # learned_segments (optional): position (text) -> "words" | "ids", from learned parameterisation
 
 
 class PatternMatcher:
@@ -120,7 +121,8 @@ class PatternMatcher:
     parameterised pattern, then the other patterns most specific first (then by
     pattern text). A parameter that is a whole segment only absorbs a segment that is
     itself a value (:func:`~.segments.segment_is_value`), so ``/users/me`` is not
-    swallowed by ``/users/{param1}``; endpoints whose pattern an operator wrote
+    swallowed by ``/users/{param1}``; at a position learned from cardinality, what it learned
+    to take (``learned_segments``); endpoints whose pattern an operator wrote
     (``user_set_path``) take any segment.
     """
 
@@ -151,13 +153,17 @@ class PatternMatcher:
                 continue  # literal patterns only match exactly (done above)
             if not regex_matches(c.path_regex, path):
                 continue
-            if c.user_set_path or _parameters_are_values(c.path, segments):
+            if c.user_set_path or _parameters_absorb(c, segments):
                 return c
         return None
 
 
-def _parameters_are_values(pattern: str, segments: list[str]) -> bool:
-    for pattern_segment, segment in zip(path_segments(pattern), segments):
-        if segment_is_parameter(pattern_segment) and not segment_is_value(segment):
+def _parameters_absorb(candidate: Candidate, segments: list[str]) -> bool:
+    """Whether each whole-segment parameter of an automatic pattern takes the concrete segment at its
+    place: a value (:func:`~.segments.segment_is_value`), or at a learned position what that position
+    learned to take (:func:`~.learn.segment_absorbs`: any non-reserved word, or any id-like token)."""
+    learned = getattr(candidate, "learned_segments", None) or {}
+    for position, (pattern_segment, segment) in enumerate(zip(path_segments(candidate.path), segments)):
+        if segment_is_parameter(pattern_segment) and not segment_absorbs(learned.get(str(position)), segment):
             return False
     return True

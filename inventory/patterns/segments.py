@@ -39,6 +39,25 @@ _WORDY = re.compile(
     r"^(?:[a-z]+(?:[-_][a-z]+)*|[A-Za-z][a-z]+(?:[A-Z][a-z]+)*(?:[-_][A-Za-z][a-z]+)*)(?:\.[a-z]{1,5})?$"
 )
 
+# Dotted vendor namespaces (Microsoft.Compute, io.k8s.api): names, not values (DECISIONS §9).
+_DOTTED_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z][A-Za-z0-9]*)+$")
+FILE_EXTENSIONS = frozenset(
+    "js mjs css map html htm json xml txt csv md pdf png jpg jpeg gif svg webp ico woff woff2 ttf eot "
+    "zip gz tgz tar bz2 yaml yml wasm mp3 mp4 webm".split()
+)
+_WORD_PART = re.compile(r"^[A-Za-z][A-Za-z]*\d{0,2}[a-z]*$")
+
+
+def is_dotted_name(segment: str) -> bool:
+    """``Microsoft.Compute``, ``io.k8s.api``: a dotted name whose parts are words (not ``a1b2.c3d4``), with a
+    capitalised part or three parts or more (a user name such as ``john.doe`` is not a namespace)."""
+    if not _DOTTED_NAME.match(segment):
+        return False
+    parts = segment.split(".")
+    if parts[-1].lower() in FILE_EXTENSIONS:
+        return False  # jquery.min.js is a file name
+    return all(_WORD_PART.match(p) for p in parts) and (len(parts) >= 3 or any(p[0].isupper() for p in parts))
+
 
 def path_segments(path: str) -> list[str]:
     """The non-empty segments of a path (a query string is not part of it): ``/a/b?x`` -> ``[a, b]``."""
@@ -71,19 +90,24 @@ def segment_is_value(segment: str) -> bool:
         digits = sum(c.isdigit() for c in segment)
         if digits >= 2 and any(c.isalpha() for c in segment):
             return True
-    if len(segment) >= 16 and _OPAQUE.match(segment) and not _WORDY.match(segment):
+    if len(segment) >= 16 and _OPAQUE.match(segment) and not _WORDY.match(segment) and not is_dotted_name(segment):
         # A long token: random-looking letters (mixed case not in camel humps),
         # base64 padding, JWT dots... Word-like names stay literal.
         return True
     return False
 
 
+# A short number as the first segment is an API version (Twitter's /2/..., /1.1/...), not an id.
+_ROOT_VERSION = re.compile(r"^\d{1,2}(?:\.\d{1,2})?$")
+
+
 def path_parameterize(path: str) -> str:
-    """The pattern of a concrete (normalised) path: value segments become ``{paramN}``."""
+    """The pattern of a concrete (normalised) path: value segments become ``{paramN}`` (except a short
+    number as the first segment, an API version: ``/2/users/42`` -> ``/2/users/{param1}``)."""
     out: list[str] = []
     n = 0
-    for segment in path_segments(path):
-        if segment_is_value(segment):
+    for position, segment in enumerate(path_segments(path)):
+        if segment_is_value(segment) and not (position == 0 and _ROOT_VERSION.match(segment)):
             n += 1
             out.append(f"{{param{n}}}")
         else:

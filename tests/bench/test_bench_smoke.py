@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 FIGURE = re.compile(r"^FIGURE (?P<name>.+?): (?P<value>-?[\d,]+(?:\.\d+)?) (?P<unit>\S+)", re.M)
 
 # Options a script's smoke run adds (to exercise its optional parts too).
-OPTIONS = {"webhooks.py": ["--with-ingestion"]}
+OPTIONS = {"webhooks.py": ["--with-ingestion", "--burst"]}
 # script -> (Redis db it may flush, figures it must print)
 SCRIPTS = {
     "ingestion.py": (10, ["ingest batches (empty inventory): analysed", "ingest single posts (known inventory): analysed",
@@ -30,7 +30,8 @@ SCRIPTS = {
     "reads.py": (11, ["GET /endpoints", "after reads: web RSS"]),
     "testgen.py": (12, ["gen-test-endpoints over HTTP"]),
     "webhooks.py": (13, ["webhooks paced: alert commit → receipt p99", "webhooks burst: lost deliveries",
-                         "webhooks while ingesting: lost deliveries"]),
+                         "webhooks while ingesting: lost deliveries", "burst (minimal set): FAILED deliveries",
+                         "burst (Procfile): FAILED deliveries"]),
     "profile_ingest.py": (14, ["analysis in one process", "analysis CPU per trace: Python"]),
 }
 

@@ -17,9 +17,9 @@ from classification.models import DataClass, DataField
 from core import userregex
 from core.userregex import counters, user_regex
 from detections.models import Alert, OpenApiSpec
-from detections.specdiff import spec_diff_candidates
 from detections.specs import spec_create
 from inventory.models import ApiTrace, Endpoint, IngestBatch
+from tests.detections.rules_support import spec_diff
 from tests.factories import EndpointFactory, HostFactory
 from tests.inventory.ingest_support import raw_trace, seeded_transactional_db, send  # noqa: F401 (fixture)
 from tests.support.processes import start_worker, wait_for
@@ -154,11 +154,8 @@ def test_pattern_properties_on_bounded_engines_and_unevaluated_properties_skippe
     spec_create(name="tags", raw=json.dumps(document).encode())
     endpoint = EndpointFactory(host=HostFactory(name="shop.example.com"), method="GET", path="/tags")
     before = counters()
-    trace = ApiTrace(path="/tags", method="GET", host="shop.example.com", response_status=200,
-                     response_headers=[{"name": "Content-Type", "value": "application/json"}],
-                     response_body=json.dumps({"strict": {"aaaa": "not-an-int", SECRET: 1, "zz": 2},
-                                               "loose": {"other": 1}}))
-    found = [c.description for c in spec_diff_candidates(endpoint=endpoint, trace=trace)]
+    body = {"strict": {"aaaa": "not-an-int", SECRET: 1, "zz": 2}, "loose": {"other": 1}}
+    found = [c.description for c in spec_diff(endpoint, "/tags", body=body)]
     # 'aaaa' matched ^(a+)+$ on RE2 (its value is checked); SECRET's key left TIMES_OUT undecided: neither
     # checked nor additional; 'zz' is additional. The third timeout (describing the difference) suspends
     # TIMES_OUT, so the description no longer names 'zz'.

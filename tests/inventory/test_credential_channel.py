@@ -30,7 +30,7 @@ JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI
 SESSION = "8f14e45fceea167a5a36dedd4bea2543"
 API_KEY = "3f9a7c2e8b1d4f6a9c0e2b4d6f8a1c3e"
 
-clean = importlib.import_module("inventory.migrations.0005_credential_channel_adds_no_class").credential_channel_clean
+clean = importlib.import_module("inventory.migrations.0006_credential_channel_adds_no_class").credential_channel_clean
 
 
 def authenticated_reads() -> list[dict]:
@@ -135,7 +135,7 @@ class TestPasswordClass:
 
 
 class TestMigration:
-    """``inventory/migrations/0005``: what older versions stored for own-channel credentials is cleaned."""
+    """``inventory/migrations/0006``: what older versions stored for own-channel credentials is cleaned."""
 
     def test_own_channel_classes_go_others_stay_and_risk_is_recomputed(self):
         auth_only = EndpointFactory(path="/orders", risk_score=RiskScore.HIGH, data_classes=["authentication_token"])

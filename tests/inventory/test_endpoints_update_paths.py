@@ -65,13 +65,13 @@ class TestMergeIntoAParameter:
 
         [result] = ok(update(client, one, ["/users/{id}"]))
 
-        assert result["path"] == "/users/{param1}" and result["method"] == "GET" and result["host"] == "api.example.com"
+        assert result["path"] == "/users/{id}" and result["method"] == "GET" and result["host"] == "api.example.com"
         merged = Endpoint.objects.get(uuid=result["uuid"])
         assert merged.uuid not in {one.uuid, two.uuid, three.uuid}
         assert not Endpoint.objects.filter(uuid__in=[one.uuid, two.uuid, three.uuid]).exists()
         assert Endpoint.objects.filter(uuid__in=[post.uuid, elsewhere.uuid]).count() == 2
         assert (merged.path_regex, merged.num_segments, merged.num_literal_segments) == (
-            pattern_compile("/users/{param1}").regex, 2, 1)
+            pattern_compile("/users/{id}").regex, 2, 1)
 
         fields = {f.data_path: f for f in DataField.objects.filter(endpoint=merged)}
         assert set(fields) == {"email", "ssn"}
@@ -253,7 +253,8 @@ class TestSplit:
     def test_repeated_patterns_give_one_endpoint(self, client, host):
         e = ep(host, "/users/1")
         results = ok(update(client, e, ["/users/{id}", "/users/{param1}", "/users/{x}"]))
-        assert [r["path"] for r in results] == ["/users/{param1}"]
+        # Names differ, the pattern is one (same regex): the first spelling is kept (DECISIONS §4).
+        assert [r["path"] for r in results] == ["/users/{id}"]
         assert Endpoint.objects.filter(host=host).count() == 1
 
     def test_nothing_merges_across_methods_hosts_or_segment_counts(self, client, host):

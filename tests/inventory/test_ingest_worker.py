@@ -46,3 +46,31 @@ def test_a_batch_whose_message_was_lost_is_re_sent_and_analysed(worker):
     assert batches_requeue(older_than=timedelta(seconds=0)) == 1
     assert wait_for(lambda: IngestBatch.objects.get(id=batch.id).status == IngestBatch.Status.DONE)
     assert Endpoint.objects.get().path == "/lost/{param1}"
+
+
+def test_two_worker_processes_learn_a_username_family_posted_one_trace_at_a_time(client, seeded_transactional_db):
+    """Learned parameterisation in the real worker (two processes analysing concurrently): 20 VAmPI-style
+    usernames posted as 20 requests end as one parameterised endpoint holding all 20 traces."""
+    from detections.models import Alert
+    from inventory.models import ApiTrace
+
+    names = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory",
+             "niaj", "olivia", "peggy", "rupert", "sybil", "trent", "victor", "walter", "yolanda"]
+    process = start_worker("celery", concurrency=2)
+    try:
+        for name in names:
+            trace = raw_trace(host="vampi.example.com", path=f"/users/v1/{name}",
+                              response_body={"username": name, "email": f"{name}@example.com"})
+            assert client.post("/api/v1/log-request/single", trace, format="json").status_code == 200
+
+        def settled():
+            done = not IngestBatch.objects.exclude(status=IngestBatch.Status.DONE).exists()
+            return done and list(Endpoint.objects.values_list("path", flat=True)) == ["/users/v1/{param1}"]
+
+        assert wait_for(settled, timeout=60, message=lambda: list(Endpoint.objects.values_list("path", flat=True)))
+        endpoint = Endpoint.objects.get()
+        assert ApiTrace.objects.filter(endpoint=endpoint).count() == 20
+        assert Alert.objects.filter(type="New Endpoint Detected", status="Open").count() == 1
+        assert Alert.objects.exclude(endpoint=endpoint).count() == 0
+    finally:
+        process.stop()

@@ -60,7 +60,8 @@ class TestIngestionAndUpdatePathsAgree:
         assert response.status_code == 200, response.content
         written = Endpoint.objects.get(uuid=response.json()[0]["uuid"])
 
-        assert written.path == detected.path == pattern
+        # DECISIONS §4: the operator's parameter names are kept; only the regex treats parameters alike.
+        assert detected.path == pattern and written.path == operator_path
         assert written.path_regex == detected.path_regex == pattern_regex(pattern)
 
 

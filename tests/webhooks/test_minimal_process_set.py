@@ -1,5 +1,7 @@
 """Deliveries need no dedicated worker (DECISIONS §7, issue #14): the README's minimal process set
-delivers webhooks, and work left in a queue no worker consumes is reported, not silently kept.
+delivers webhooks, and work left in a queue no worker consumes is reported, not silently kept. A
+burst of 900 alerts to one plain threaded receiver is delivered whole, paced per webhook, both by
+the minimal set and by the Procfile's processes.
 
 The process tests start the service's real processes (gunicorn, Celery worker and beat) on the
 pytest database and Redis, never eager mode; every process group is stopped whatever happens.
@@ -10,19 +12,25 @@ import os
 import re
 import shlex
 import socket
+import time
 import uuid
+from collections import Counter
 from contextlib import ExitStack
 
 import pytest
 import redis
 import requests
+from django.db.models import Max, Min
 from kombu import Exchange, Queue
 
 from config.settings import test as configured
 from core.queues import queue_names, queues_check, queues_status, queues_unconsumed
 from tests.inventory.ingest_support import raw_trace
+from tests.support.procfile import start_procfile
 from tests.support.processes import ROOT, process_env, start_beat, start_worker, wait_for
 from tests.support.web import free_port, start_web
+from tests.webhooks.plain_receiver import PlainReceiver
+from webhooks import policy
 from webhooks.models import WebhookDelivery
 
 # The README's minimal process set, as its Processes section spells it.
@@ -189,3 +197,83 @@ def test_deliveries_waiting_in_a_queue_no_worker_consumes_are_reported_until_a_w
     assert queues_unconsumed() == []
     consumers = {state.name: state.consumers for state in queues_status(ask_workers=True)}
     assert PLAIN_NODE in consumers[queue]
+
+
+# --------------------------------------------------------------------------------- a burst of alerts
+
+# 300 new endpoints in one ingest (one host each: nothing for the inventory to merge), each raising
+# these three alerts: 900 deliveries to one webhook at once (issue #14).
+BURST_TYPES = ["New Endpoint Detected", "PII Data Detected", "Unauthenticated Endpoint returning Sensitive Data"]
+BURST_TRACES = [raw_trace(host=f"shop{n}.example.com", path="/api/account",
+                          response_body={"id": n, "email": f"customer{n}@example.com"}) for n in range(300)]
+
+
+@pytest.fixture
+def plain_receiver():
+    receiver = PlainReceiver()
+    yield receiver
+    receiver.close()
+
+
+def burst_delivered(base_url: str, api_key: str, receiver: PlainReceiver, started: dict) -> float:
+    """Register ``receiver`` for the burst's alert types, ingest the burst through ``base_url``,
+    wait until no delivery is left unfinished, checking on the way that no more than
+    ``max_in_flight`` were in flight whenever sampled; return (and print) the seconds from the
+    ingest to the last one."""
+    api = requests.Session()
+    api.headers["Authorization"] = api_key
+    created = api.post(f"{base_url}/api/v1/webhook", json={"url": receiver.url, "alertTypes": BURST_TYPES}, timeout=10)
+    assert created.status_code == 201, created.text
+    began = time.monotonic()
+    ingested = api.post(f"{base_url}/api/v1/log-request/batch", json=BURST_TRACES, timeout=30)
+    assert ingested.status_code == 200, ingested.text
+
+    sending: list[int] = []
+
+    def drained() -> bool:
+        deliveries = WebhookDelivery.objects.all()
+        sending.append(deliveries.filter(status="SENDING").count())  # in flight, sampled
+        return deliveries.count() >= 900 and not deliveries.filter(status__in=["PENDING", "SENDING"]).exists()
+
+    wait_for(drained, timeout=180, interval=0.2, message=lambda: (
+        f"deliveries: {Counter(WebhookDelivery.objects.values_list('status', flat=True))}\n" + logs(**started)))
+    seconds = time.monotonic() - began
+    span = WebhookDelivery.objects.aggregate(first=Min("created_at"), last=Max("finished_at"))
+    print(f"\n900 deliveries: {seconds:.1f} s from the ingest to the last one; "
+          f"{(span['last'] - span['first']).total_seconds():.1f} s from the alerts' commit; "
+          f"at most {max(sending)} in flight when sampled, {receiver.most} at once at the receiver")
+    assert max(sending) <= policy.max_in_flight() == 4  # paced, across every worker process and thread
+    return seconds
+
+
+def assert_every_delivery_done_and_received_once(receiver: PlainReceiver) -> None:
+    statuses = Counter(WebhookDelivery.objects.values_list("status", flat=True))
+    assert statuses == {"DONE": 900}, statuses
+    assert Counter(WebhookDelivery.objects.values_list("payload__alert__type", flat=True)) == {t: 300 for t in BURST_TYPES}
+    assert sorted(receiver.delivery_ids) == sorted(str(i) for i in WebhookDelivery.objects.values_list("uuid", flat=True))
+    assert 1 <= receiver.most <= policy.max_in_flight()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_burst_of_900_alerts_reaches_a_plain_threaded_receiver_with_the_minimal_process_set(
+        processes, own_webhook_queue, plain_receiver, api_key, tmp_path):
+    web = processes(start_web(process_env(), plain=True))
+    worker = processes(start_worker(plain=True))
+    beat = processes(start_beat(str(tmp_path)))
+
+    burst_delivered(web.base_url, api_key, plain_receiver, {"web": web, "worker": worker, "beat": beat})
+
+    assert_every_delivery_done_and_received_once(plain_receiver)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_burst_of_900_alerts_reaches_a_plain_threaded_receiver_with_the_procfiles_processes(
+        processes, own_webhook_queue, plain_receiver, api_key, tmp_path):
+    started = {name: processes(group) for name, group in start_procfile(process_env(VAR_DIR=str(tmp_path))).items()}
+    assert set(started) == {"web", "worker", "beat", "webhooks"}
+
+    burst_delivered(started["web"].base_url, api_key, plain_receiver, started)
+
+    assert_every_delivery_done_and_received_once(plain_receiver)

@@ -20,6 +20,7 @@ from django.utils import timezone
 from .. import policy
 from ..models import Webhook, WebhookDelivery, WebhookRun
 from .fan_out import delivery_enqueue
+from .pacing import in_flight
 
 logger = logging.getLogger(__name__)
 
@@ -31,8 +32,9 @@ def deliveries_sweep(*, now=None) -> dict:
       delivery becomes PENDING again without counting that attempt, and is re-sent with the same
       delivery id; after ``MAX_RECLAIMS`` such losses it is FAILED instead.
     * A PENDING delivery that has been due and untouched for ``SWEEP_PENDING_AFTER`` is enqueued
-      again (its message was lost). A copy of a message that still exists is harmless: the claim
-      lets only one of them send.
+      again (its message was lost), unless its webhook has deliveries in flight (it is waiting for
+      a slot; the webhook's senders take it next). A copy of a message that still exists is
+      harmless: the claim lets only one of them send.
     Returns the counts of reclaimed, given-up and re-enqueued deliveries.
     """
     now = now or timezone.now()
@@ -55,8 +57,12 @@ def deliveries_sweep(*, now=None) -> dict:
                        next_attempt_at=now, updated_at=now):
             reclaimed.append(delivery_id)
     cutoff = now - policy.SWEEP_PENDING_AFTER
+    # Deliveries waiting for the slots of a webhook with deliveries in flight are not lost: its
+    # senders take them next (services.pacing). A long burst is not re-sent message by message.
+    being_sent = list(in_flight(now=now))
     lost = reclaimed + list(
         WebhookDelivery.objects.filter(status=Status.PENDING, next_attempt_at__lte=cutoff, enqueued_at__lte=cutoff)
+        .exclude(webhook_id__in=being_sent)
         .order_by("next_attempt_at")
         .values_list("uuid", flat=True)[: policy.SWEEP_BATCH]
     )

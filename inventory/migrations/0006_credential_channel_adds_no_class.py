@@ -112,7 +112,7 @@ def credential_channel_clean(apps, schema_editor) -> dict:
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("inventory", "0004_path_regex_one_spelling"),
+        ("inventory", "0005_endpoint_learned_segments_alias"),
         ("classification", "0003_seed_password_class"),
         ("detections", "0002_webhooks_alert_dedup_key_openapi_spec"),
     ]

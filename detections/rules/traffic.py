@@ -1,11 +1,5 @@
 """The seven traffic alert rules of DECISIONS §6 (all but "Open API Spec Diff").
 
-The pipeline calls one method per finding while it analyses a batch; the
-collector keeps each distinct alert once and hands them all to
-``detections.services.alerts_raise`` in one call, which skips any alert already
-Open or Ignored for the same endpoint, type and description. Descriptions are
-the table's sentences exactly; contexts carry names and positions, never values.
-
 | type | raised when |
 |---|---|
 | New Endpoint Detected | an endpoint is created from traffic |
@@ -15,15 +9,69 @@ the table's sentences exactly; contexts carry names and positions, never values.
 | Basic Authentication Detected | a request carries ``Authorization: Basic ...`` |
 | Endpoint not secured by SSL | an EXTERNAL host's endpoint was called over plain ``http`` |
 | Unauthenticated Endpoint returning Sensitive Data | a request without credentials got a 2xx whose body has a classified field |
+
+Descriptions are the table's sentences exactly; contexts carry names and positions, never values.
+The rules read the batch's field state after it is written (``fields``: ``class_events``, the
+classes newly added, and ``classes_of``, a field's classes as stored), so a class an operator
+removed meanwhile raises nothing.
 """
 from __future__ import annotations
 
-from core.enums import SECTION_LABEL, AlertType
-from detections.services import AlertCandidate
+from core.enums import SECTION_LABEL, AlertType, DataSection
+
+from ..services import AlertCandidate
+from .view import BatchView, Seen
+
+BODY_SECTIONS_FOR_PII = frozenset({DataSection.REQUEST_BODY, DataSection.REQUEST_HEADER,
+                                   DataSection.RESPONSE_BODY, DataSection.RESPONSE_HEADER})
 
 
-class AlertCollector:
-    """Alert candidates of one batch, de-duplicated in memory."""
+def traffic_rules(view: BatchView, fields) -> list[AlertCandidate]:
+    """Alert candidates of the seven traffic rules over one batch, each distinct alert once."""
+    alerts = _Candidates()
+    for endpoint in {seen.endpoint for seen in view.seen if seen.endpoint.created}:
+        alerts.new_endpoint(endpoint)
+    for endpoint_id, section, status, path, name in fields.class_events:
+        if section in BODY_SECTIONS_FOR_PII and name in fields.classes_of(endpoint_id, section, status, path):
+            alerts.pii(endpoint_id, section, path, name)
+    for seen in view.analysed():
+        _trace_rules(seen, fields, alerts)
+    return alerts.candidates()
+
+
+def _scheme(trace) -> str | None:
+    """http or https: from the agent's ``url.host``, else ``X-Forwarded-Proto``, else port 80/443."""
+    if trace.scheme:
+        return trace.scheme
+    forwarded = trace.header("x-forwarded-proto")
+    if forwarded:
+        return forwarded.split(",", 1)[0].strip().lower() or None
+    port = trace.meta.get("destinationPort")
+    return {"443": "https", "80": "http"}.get(str(port)) if port is not None else None
+
+
+def _trace_rules(seen: Seen, fields, alerts: _Candidates) -> None:
+    trace, endpoint, result = seen.trace, seen.endpoint, seen.analysis
+    if result.basic_auth:
+        alerts.basic_auth(endpoint)
+    if endpoint.host.is_public and _scheme(trace) == "http":
+        alerts.no_ssl(endpoint)
+    for position, name in sorted(result.path_classes):
+        alerts.path_param(endpoint, position, name)
+    for (section, path), obs in result.fields.items():
+        if section == DataSection.REQUEST_QUERY and obs.classes:
+            for name in sorted(obs.classes):
+                if name in fields.classes_of(endpoint.uuid, section, -1, path):
+                    alerts.query_param(endpoint, path, name)
+    if 200 <= trace.status < 300 and not result.has_credentials:
+        for (section, path) in result.fields:
+            if section == DataSection.RESPONSE_BODY and fields.classes_of(endpoint.uuid, section, trace.status, path):
+                alerts.unauthenticated(endpoint)
+                break
+
+
+class _Candidates:
+    """Alert candidates of one batch, de-duplicated in memory; one method per rule."""
 
     def __init__(self):
         self._candidates: dict[tuple, AlertCandidate] = {}
