@@ -61,13 +61,13 @@ def scoped_client(db):
 
 
 def seed_builtin_data_classes() -> None:
-    """(Re)create the 13 built-in data classes exactly as their data migration does."""
+    """(Re)create the 14 built-in data classes exactly as their data migrations do."""
     import importlib
 
     from django.apps import apps
 
-    seed = importlib.import_module("classification.migrations.0002_seed_builtin_classes").seed
-    seed(apps, None)
+    for migration in ("0002_seed_builtin_classes", "0003_seed_password_class"):
+        importlib.import_module(f"classification.migrations.{migration}").seed(apps, None)
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ defaults). "Detection" elsewhere means the alerts app (``detections``).
 
 Public interface::
 
-    BUILTIN_CLASSES        className -> (severity, shortName) for the 13 built-ins
+    BUILTIN_CLASSES        className -> (severity, shortName) for the 14 built-ins
     METLO_CLASS_NAMES      Metlo's class names -> ours
     normalize_class_name   map a Metlo name to ours, pass anything else through
     CustomRule             an operator-defined class (name, value_regex, key_regex)

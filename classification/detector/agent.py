@@ -139,6 +139,16 @@ AGENT_PATTERNS: dict[str, dict[str, str | None]] = {
         "regex": None,
         "keyRegex": _key_regex(("passport", "passport_number", "passport_no", "passport_num", "passport_id")),
     },
+    "password": {
+        # Agents report key matches in every section; the server keeps them only outside the
+        # credential channel (response sections and query parameters).
+        "regex": None,
+        "keyRegex": _key_regex(
+            ("password", "passwd", "passphrase", "pwd", "passcode", "password_hash", "hashed_password",
+             "password_digest", "encrypted_password", "secret", "user_secret"),
+            ("user", "new", "old", "current", "temp", "temporary", "initial", "default", "account", "admin"),
+        ),
+    },
     "user_id": {
         "regex": None,
         "keyRegex": _key_regex(

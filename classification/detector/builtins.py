@@ -1,7 +1,7 @@
 """The built-in data classes and the mapping from Metlo's class names.
 
 SPEC.md lists ten built-ins with their severities; DECISIONS.md §5 adds
-``passport_number``, ``mac_address`` and ``user_id``. The order below is the
+``passport_number``, ``mac_address``, ``user_id`` and ``password``. The order below is the
 order GET /data-class should list them in (SPEC's table first).
 """
 
@@ -24,6 +24,7 @@ BUILTIN_CLASSES: dict[str, tuple[str, str]] = {
     "passport_number": ("HIGH", "Passport Number"),
     "mac_address": ("LOW", "MAC Address"),
     "user_id": ("LOW", "User ID"),
+    "password": ("HIGH", "Password or secret"),
 }
 
 # Metlo's display-style class names, as older agents and exported data carry

@@ -27,6 +27,7 @@ from .keys import (
     HINT_DRIVER_LICENSE,
     HINT_IDENTIFIER,
     HINT_PASSPORT,
+    HINT_PASSWORD,
     HINT_PHONE,
     HINT_SSN,
     HINT_USER_ID,
@@ -44,6 +45,9 @@ _KEY_CACHE_MAX = 16384
 
 _DIGIT_LED = frozenset("0123456789+(")
 _AUTH_SCHEME_INITIALS = frozenset("BbTt")
+# Classes only a whole value gets before the free-text search: a value that is a card number,
+# an SSN, a phone number, an IP address (list) or a MAC address is not text to search.
+_SINGLE_VALUE_CLASSES = frozenset(("credit_card", "ssn", "phone_number", "ip_address", "mac_address"))
 
 
 def _hints(key: str | None) -> frozenset[str]:
@@ -98,8 +102,8 @@ class Detector:
     __slots__ = (
         "enabled",
         "_email", "_ssn", "_card", "_phone", "_ip", "_dl", "_dob", "_address",
-        "_api_key", "_auth", "_passport", "_mac", "_user_id",
-        "_credentials", "_hinted_classes",
+        "_api_key", "_auth", "_passport", "_mac", "_user_id", "_password",
+        "_credentials", "_hinted_classes", "_text_scan",
         "_custom", "_custom_key_cache", "_regions",
     )
 
@@ -127,6 +131,8 @@ class Detector:
         self._passport = "passport_number" in on
         self._mac = "mac_address" in on
         self._user_id = "user_id" in on
+        self._password = "password" in on
+        self._text_scan = self._card or self._ssn or self._phone or self._ip or self._password
         self._credentials = self._api_key or self._auth
         self._hinted_classes = self._dob or self._address or self._dl or self._passport or self._user_id
         self._regions: tuple[str, ...] = tuple(r.upper() for r in phone_regions)
@@ -164,8 +170,12 @@ class Detector:
         if isinstance(value, str):
             stripped = value.strip()
             if stripped:
+                # Over TEXT_SCAN_LIMIT characters only evenly spread windows are looked at
+                # (no whole-value validator accepts values that long anyway); custom regexes
+                # keep their own bound (core.userregex).
                 text = stripped
-                self._detect_text(stripped, _hints(key), found)
+                sampled = stripped if len(stripped) <= v.TEXT_SCAN_LIMIT else v.sample_text(stripped)
+                self._detect_text(sampled, _hints(key), found)
         elif isinstance(value, int):
             if 0 <= value and value.bit_length() <= _MAX_INT_BITS:
                 text = str(value)
@@ -220,6 +230,12 @@ class Detector:
             elif " " in s and v.is_address(s):
                 out.add("address")
 
+        if self._text_scan and out.isdisjoint(_SINGLE_VALUE_CLASSES) and v.is_free_text(s):
+            self._detect_embedded(s, out)
+
+        if self._password and HINT_PASSWORD in hints and "api_key" not in out and v.is_password_value(s):
+            out.add("password")
+
         if hints and self._hinted_classes:
             if self._dob and HINT_DOB in hints and v.parse_past_date(s) is not None:
                 out.add("dob")
@@ -229,6 +245,22 @@ class Detector:
                 out.add("passport_number")
             if self._user_id and HINT_USER_ID in hints and (v.is_id_like(s) or v.is_uuid(s)):
                 out.add("user_id")
+
+    def _detect_embedded(self, s: str, out: set[str]) -> None:
+        # Free text (a note, a description, a CSV or log line): the same validators on the
+        # candidates cut out of it. E-mails, JWTs and vendor keys are already searched inside
+        # text by their find_* validators; whole-value findings are not searched again.
+        if v.has_long_number(s):
+            if self._card and v.find_card_in_text(s):
+                out.add("credit_card")
+            if self._ssn and v.find_ssn_in_text(s):
+                out.add("ssn")
+            if self._phone and v.find_phone_in_text(s, self._regions):
+                out.add("phone_number")
+        if self._ip and v.may_hold_ip(s) and v.find_ip_in_text(s):
+            out.add("ip_address")
+        if self._password and "password" not in out and v.find_password_hash(s):
+            out.add("password")
 
     def _detect_credentials(self, s: str, first: str, hints: frozenset[str], out: set[str]) -> None:
         # A vendor-format key is an API key even when sent as a Bearer token or
@@ -277,6 +309,8 @@ class Detector:
             out.add("passport_number")
         if self._user_id and HINT_USER_ID in hints:
             out.add("user_id")
+        if self._password and HINT_PASSWORD in hints and n >= 4:
+            out.add("password")
 
     # ------------------------------------------------------------------ custom
 

@@ -29,6 +29,7 @@ __all__ = [
     "HINT_DRIVER_LICENSE",
     "HINT_IDENTIFIER",
     "HINT_PASSPORT",
+    "HINT_PASSWORD",
     "HINT_PHONE",
     "HINT_SSN",
     "HINT_USER_ID",
@@ -48,6 +49,7 @@ HINT_PASSPORT = "passport"
 HINT_USER_ID = "user_id"
 HINT_AUTH_TOKEN = "auth_token"
 HINT_API_KEY = "api_key"
+HINT_PASSWORD = "password"
 HINT_COOKIE = "cookie"  # the value is a cookie list whose names carry their own hints
 # Negative hints: they make value-only detections less eager.
 HINT_IDENTIFIER = "identifier"  # an order/trace/row id is not a card number even if it passes Luhn
@@ -120,6 +122,14 @@ _HINT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|consumer_?key"
     )),
     (HINT_COOKIE, _ends_with(r"(?:set_)?cookies?")),
+    # A password, a passphrase, a password's hash or a secret: "userPassword", "password_hash",
+    # "hashedPassword", "new_password_confirmation", "otp_secret". "pass" and "pw" only as the
+    # whole key ("boarding_pass" is not one).
+    (HINT_PASSWORD, re.compile(
+        r"(?:^|_)(?:(?:hashed|encrypted|crypted)_)?(?:[a-z]*password|passwd|passphrase|pwd|passcode|[a-z]*secret)"
+        r"(?:_(?:hash|hashed|digest|enc|encrypted|confirm|confirmation))?(?:_[0-9]+)?$"
+        r"|^(?:pass|pw|pw_hash|pass_hash)$"
+    )),
     (HINT_IDENTIFIER, _ends_with(
         r"ids?|uuid|guid|ref|reference|seq|sequence|hash|checksum|nonce|timestamp|ts"
         rf"|(?:order|invoice|transaction|tracking|confirmation|reference|ticket|request|trace|span"

@@ -318,6 +318,27 @@ TRACE_RETENTION_DAYS = env.int("TRACE_RETENTION_DAYS", default=7)
 INVENTORY_COUNT_CACHE_SECONDS = env.int("INVENTORY_COUNT_CACHE_SECONDS", default=30)
 INVENTORY_COUNT_CACHE_MIN_MS = env.float("INVENTORY_COUNT_CACHE_MIN_MS", default=5.0)
 
+
+# --- Detection ----------------------------------------------------------------
+# Phone numbers written without "+" and a country code are tried as national numbers of these
+# regions, in order (ISO 3166 codes phonenumbers knows: "US", "GB", "DE"...). DECISIONS §5.
+PHONE_REGIONS = [region.strip().upper() for region in env.list("PHONE_REGIONS", default=["US"]) if region.strip()]
+
+
+def phone_regions_check(regions: list[str]) -> None:
+    """Raises ``ImproperlyConfigured`` (the process does not start) for an empty list or a code
+    phonenumbers does not know, naming it."""
+    import phonenumbers
+
+    if not regions:
+        raise ImproperlyConfigured("PHONE_REGIONS is empty. Give at least one region code, e.g. US.")
+    unknown = [region for region in regions if region not in phonenumbers.SUPPORTED_REGIONS]
+    if unknown:
+        raise ImproperlyConfigured(f"PHONE_REGIONS: unknown region code(s) {', '.join(unknown)} (e.g. US, GB, DE).")
+
+
+phone_regions_check(PHONE_REGIONS)
+
 # --- Admin login throttling (django-axes) ------------------------------------
 # ADMIN_LOGIN_FAILURE_LIMIT failed admin logins for one username from one client address lock
 # that pair out for ADMIN_LOGIN_COOLOFF_MINUTES (python manage.py axes_reset lifts every lock).

@@ -14,6 +14,7 @@ from core.enums import DataSection
 from inventory.patterns.segments import path_segments, segment_has_parameter
 
 from .classes import UNCLASSIFIED_HEADERS, ClassConfig
+from .channel import own_channel_classes
 from .credentials import is_basic_auth, names_have_credentials, request_has_credentials
 from .fields import (
     GRAPHQL_QUERY_PARAMS,
@@ -187,6 +188,8 @@ def trace_analyze(
         else:
             classes = detect(key, value)
             if classes:
+                if section in HEADER_SECTIONS or section == DataSection.REQUEST_BODY:
+                    classes = own_channel_classes(section, path, classes)
                 if false_positives:
                     removed = false_positives.get((section, path))
                     if removed:
@@ -245,7 +248,7 @@ def _processed_observations(trace: Trace, result: TraceResult, config: ClassConf
         classes = set()
         if not (section in HEADER_SECTIONS and path in UNCLASSIFIED_HEADERS):
             classes = config.normalize(processed.classes.get((section, path), ()))
-            classes -= false_positives.get((section, path), set())
+            classes = set(own_channel_classes(section, path, classes)) - false_positives.get((section, path), set())
         if classes:
             result.sensitive.add((section, path))
         if section == DataSection.REQUEST_BODY:

@@ -2,14 +2,16 @@
 
 One query per batch reads the ``DataClass`` table; the compiled
 :class:`~classification.detector.Detector` is reused across batches as long as
-the table's rows are unchanged (operators rarely edit classes, and building a
-detector compiles the custom regexes).
+the table's rows and ``PHONE_REGIONS`` are unchanged (operators rarely edit classes, and
+building a detector compiles the custom regexes).
 """
 from __future__ import annotations
 
 import logging
 import threading
 from dataclasses import dataclass
+
+from django.conf import settings
 
 from classification.detector import CustomRule, Detector, normalize_class_name
 from classification.models import DataClass
@@ -60,8 +62,9 @@ def class_config_load() -> ClassConfig:
     rows = tuple(
         DataClass.objects.order_by("name").values_list("name", "severity", "enabled", "builtin", "value_regex", "key_regex")
     )
+    key = (rows, tuple(settings.PHONE_REGIONS))
     with _cache_lock:
-        cached = _cache.get(rows)
+        cached = _cache.get(key)
         if cached is not None:
             return cached
     enabled = [name for name, _, on, builtin, _, _ in rows if on and builtin]
@@ -76,11 +79,11 @@ def class_config_load() -> ClassConfig:
                 continue
             custom.append(rule)
     config = ClassConfig(
-        detector=Detector(enabled, custom),
+        detector=Detector(enabled, custom, phone_regions=settings.PHONE_REGIONS),
         enabled=frozenset(name for name, _, on, _, _, _ in rows if on),
         severity={name: severity for name, severity, _, _, _, _ in rows},
     )
     with _cache_lock:
         _cache.clear()  # only the current table matters
-        _cache[rows] = config
+        _cache[key] = config
     return config

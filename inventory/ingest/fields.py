@@ -15,7 +15,8 @@ value, dataType). Conventions:
   ``data.*`` is reported under the operation type (``query.user.email``).
 
 Bounds keep one huge trace from stalling a batch: at most 50 items of any
-array, 1,000 leaves per section, nesting depth 32.
+array, 1,000 leaves per section, nesting depth 32; long strings are sampled by the
+detector (8,192 characters looked at, however long the value).
 """
 from __future__ import annotations
 
@@ -32,7 +33,6 @@ MAX_ARRAY_ITEMS = 50
 MAX_LEAVES = 1000
 MAX_DEPTH = 32
 MAX_PARSED_DEPTH = 128
-TEXT_DETECT_CHARS = 4096
 
 # A leaf is a plain tuple (section, dataPath, key, value, dataType): traces have tens of
 # them and a tuple is the cheapest object Python builds.
@@ -125,7 +125,8 @@ def body_leaves(kind: str, parsed: object, section: str, out: list[Leaf]) -> Non
         for name, value in parsed[:MAX_LEAVES]:  # type: ignore[index]
             out.append((section, name[:1024], name, value, "string"))
     elif kind == "text":
-        out.append((section, "", None, parsed[:TEXT_DETECT_CHARS], "string"))  # type: ignore[index]
+        # Whole: the detector samples long text itself (classification.detector.validators.text).
+        out.append((section, "", None, parsed, "string"))
 
 
 # ---------------------------------------------------------------- GraphQL

@@ -46,7 +46,7 @@ class TestDataClasses:
         names = [c["className"] for c in body]
         assert "mac_address" not in names and names[-1] == "employee_id"
         assert {"passport_number", "user_id", "api_key", "authentication_token"} <= set(names)
-        assert len(body) == 13
+        assert len(body) == 14
 
     def test_spec_default_severities(self, client):
         severities = {c["className"]: c["severity"] for c in client.get("/api/v1/data-class").json()}
@@ -54,6 +54,7 @@ class TestDataClasses:
             "email": "MEDIUM", "ssn": "HIGH", "credit_card": "HIGH", "phone_number": "MEDIUM", "ip_address": "LOW",
             "driver_license": "HIGH", "dob": "MEDIUM", "address": "MEDIUM", "api_key": "HIGH",
             "authentication_token": "HIGH", "passport_number": "HIGH", "mac_address": "LOW", "user_id": "LOW",
+            "password": "HIGH",
         }
 
     def test_needs_the_api_key(self, anon_client):
@@ -224,4 +225,4 @@ def test_data_class_list_is_a_constant_number_of_queries(client, django_assert_n
     for n in range(10):
         CustomDataClassFactory(name=f"custom_{n}")
     with django_assert_num_queries(2):  # key, classes
-        assert len(client.get("/api/v1/data-class").json()) == 23
+        assert len(client.get("/api/v1/data-class").json()) == 24

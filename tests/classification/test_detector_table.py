@@ -171,6 +171,21 @@ POSITIVES: list[tuple[str, str | None, object]] = [
     ("user_id", "uid", "1a2b3c"),
     ("user_id", "accountId", "acct_1032D82eZvKYlo2C"),
     ("user_id", "UserID", "42"),
+    # password (DECISIONS §5: a non-empty, non-placeholder value under a password/secret/hash-like key)
+    ("password", "password", "hunter2"),
+    ("password", "userPassword", "correct horse battery staple"),
+    ("password", "password_hash", "$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW"),
+    ("password", "secret", "s3cr3t!"),
+    ("password", "pwd", 123456),
+    ("password", "notes", "migrated hash $2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW ok"),
+    # free text (DECISIONS §5): the whole-value validators on values embedded in a longer string
+    ("credit_card", "note", "Customer paid with 4111 1111 1111 1111, refund pending"),
+    ("ssn", "comment", "SSN on file: 536-90-4399 (verified)"),
+    ("ssn", None, "123.45.6789"),  # dotted
+    ("ssn", "note", "social security number 123 45 6789"),
+    ("phone_number", "description", "Call us at (650) 253-0000 between 9 and 5"),
+    ("ip_address", "message", "login failed from 203.0.113.7 at 10:22:33"),
+    ("ip_address", "X-Forwarded-For", "203.0.113.7, hello"),  # was a near miss before free-text search
 ]
 
 # (class, key, value): ``class`` must NOT be among the detected classes.
@@ -234,7 +249,7 @@ NEAR_MISSES: list[tuple[str, str | None, object]] = [
     ("ip_address", None, "12:30:45"),
     ("ip_address", None, "dead::beef"),
     ("ip_address", None, "00:1A:2B:3C:4D:5E"),
-    ("ip_address", "X-Forwarded-For", "203.0.113.7, hello"),
+    ("ip_address", "X-Forwarded-For", "203.0.113, hello"),
     ("ip_address", None, "2024-01-31T12:00:00.000Z"),
     # mac_address
     ("mac_address", None, "00:1A:2B:3C:4D"),
@@ -314,6 +329,20 @@ NEAR_MISSES: list[tuple[str, str | None, object]] = [
     ("user_id", "user_id", "john"),
     ("user_id", "user_id", "not an id 123"),
     ("user_id", "user_id", True),
+    # password
+    ("password", "password", "********"),
+    ("password", "password", "[REDACTED]"),
+    ("password", "password", "{{password}}"),
+    ("password", "password", "This field is required."),
+    ("password", "passwordChangedAt", "2024-01-31T12:00:00Z"),
+    ("password", "boarding_pass", "M1DOE/JOHN EABC123 SFOJFKUA 0123"),
+    ("password", "hasPassword", True),
+    ("password", "client_secret", "Zr8Kq2mNvX7pLw4sTy6uB1cD"),  # an API key, not a password
+    # free text: near misses of the embedded values
+    ("credit_card", "note", "Order 4111111111111112 shipped"),
+    ("ssn", "note", "ticket 123 45 6789 reopened"),
+    ("phone_number", "log", "2024-01-15 10:22:33 job 4521 done"),
+    ("ip_address", "description", "Upgraded to version 10.2.0.1 today"),
 ]
 
 # Ordinary API values that must not be classified at all.
@@ -532,7 +561,7 @@ def test_builtin_classes_match_the_spec() -> None:
         "email": "MEDIUM", "ssn": "HIGH", "credit_card": "HIGH", "phone_number": "MEDIUM",
         "ip_address": "LOW", "driver_license": "HIGH", "dob": "MEDIUM", "address": "MEDIUM",
         "api_key": "HIGH", "authentication_token": "HIGH", "passport_number": "HIGH",
-        "mac_address": "LOW", "user_id": "LOW",
+        "mac_address": "LOW", "user_id": "LOW", "password": "HIGH",
     }
     assert all(short for _, short in BUILTIN_CLASSES.values())
 

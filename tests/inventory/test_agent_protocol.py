@@ -49,7 +49,7 @@ def test_agent_config_has_every_key_agents_need(client):
     assert body["globalFullTraceCapture"] is False
     assert body["encryptionPublicKey"].startswith("-----BEGIN PUBLIC KEY-----\n")
     names = [item["className"] for item in body["sensitiveDataList"]]
-    assert len(names) == 13 and "email" in names and "passport_number" in names
+    assert len(names) == 14 and "email" in names and "passport_number" in names
     email = next(i for i in body["sensitiveDataList"] if i["className"] == "email")
     assert email["severity"] == "MEDIUM" and email["regex"] and email["keyRegex"] is None
 

@@ -11,7 +11,9 @@ Functions never raise on any ``str`` input.
 Modules: ``cards`` (payment cards), ``national_ids`` (SSN, driver's licence,
 passport), ``contact`` (e-mail, phone, street address), ``network`` (IP, MAC),
 ``credentials`` (JWT, ``Authorization`` values, API keys, opaque secrets),
-``dates`` (dates of birth), ``common`` (shared shapes, record identifiers).
+``dates`` (dates of birth), ``passwords`` (passwords, secrets and password hashes),
+``text`` (values embedded in free text, and the sampling of long values), ``common``
+(shared shapes, record identifiers).
 The detector calls them through this package (``validators.is_email``).
 """
 
@@ -29,12 +31,29 @@ from .credentials import (
 from .dates import parse_past_date
 from .national_ids import is_driver_license, is_passport_number, is_ssn
 from .network import is_ip_address, is_mac_address
+from .passwords import find_password_hash, is_password_hash, is_password_value
+from .text import (
+    find_card_in_text,
+    find_ip_in_text,
+    find_phone_in_text,
+    find_ssn_in_text,
+    has_long_number,
+    is_free_text,
+    may_hold_ip,
+    sample_text,
+)
 
 __all__ = [
     "TEXT_SCAN_LIMIT",
     "find_api_key",
+    "find_card_in_text",
     "find_email",
+    "find_ip_in_text",
     "find_jwt",
+    "find_password_hash",
+    "find_phone_in_text",
+    "find_ssn_in_text",
+    "has_long_number",
     "is_address",
     "is_api_key_format",
     "is_auth_scheme_credential",
@@ -46,9 +65,14 @@ __all__ = [
     "is_jwt",
     "is_mac_address",
     "is_opaque_secret",
+    "is_free_text",
+    "may_hold_ip",
     "is_passport_number",
+    "is_password_hash",
+    "is_password_value",
     "is_phone_number",
     "is_ssn",
     "is_uuid",
     "parse_past_date",
+    "sample_text",
 ]

@@ -13,25 +13,27 @@ __all__ = ["SSN_DASHED", "is_driver_license", "is_passport_number", "is_ssn"]
 # ----------------------------------------------------------------------------- SSN
 
 SSN_DASHED = re.compile(r"[0-9]{3}-[0-9]{2}-[0-9]{4}")
-_SSN_LOOSE = re.compile(r"[0-9]{3}[- ]?[0-9]{2}[- ]?[0-9]{4}")
+# Dashed or dotted, one separator throughout: "123-45-6789", "123.45.6789".
+_SSN_SEPARATED = re.compile(r"[0-9]{3}([-.])[0-9]{2}\1[0-9]{4}")
+_SSN_LOOSE = re.compile(r"[0-9]{3}[-. ]?[0-9]{2}[-. ]?[0-9]{4}")
 
 
 def is_ssn(s: str, *, hinted: bool = False) -> bool:
     """True when ``s`` is a US Social Security Number.
 
-    Guarantees: without a hint only the dashed form ``NNN-NN-NNNN`` counts; with a
-    hint, spaces or no separators are accepted too. The area is not 000, 666 or
+    Guarantees: without a hint the dashed ``NNN-NN-NNNN`` and dotted ``NNN.NN.NNNN`` forms
+    count; with a hint, spaces or no separators are accepted too. The area is not 000, 666 or
     900-999, the group not 00, the serial not 0000, and publicly misused numbers
     are rejected (``stdnum.us.ssn``).
     """
     if hinted:
         if not _SSN_LOOSE.fullmatch(s):
             return False
-        digits = s.replace("-", "").replace(" ", "")
+        digits = s.replace("-", "").replace(" ", "").replace(".", "")
     else:
-        if not SSN_DASHED.fullmatch(s):
+        if not _SSN_SEPARATED.fullmatch(s):
             return False
-        digits = s.replace("-", "")
+        digits = s[:3] + s[4:6] + s[7:]
     return us_ssn.is_valid(digits)
 
 
