@@ -76,6 +76,9 @@ class Traffic:
         host = self.hosts[index % HOSTS]
         method, template = self.shapes[(index // HOSTS) % ENDPOINTS_PER_HOST]
         path = template.replace("{id}", str(r.randint(1, 10_000_000)))
+        # Each resource wraps its object under its own name, so resources differ in shape as in real
+        # APIs; 25 resources answering the same keys would be one learned parameter (DECISIONS §9).
+        resource = template.split("/")[2].rstrip("s")
         person = self.person()
         authenticated = (index // HOSTS) % 3 != 0
         headers = [{"name": "Accept", "value": "application/json"}, {"name": "User-Agent", "value": "bench/1.0"}]
@@ -84,14 +87,15 @@ class Traffic:
         body = ""
         if method in ("POST", "PATCH"):
             headers.append({"name": "Content-Type", "value": "application/json"})
-            body = json.dumps({"name": person["name"], "email": person["email"], "phone": person["phone"],
-                               "payment": {"card_number": r.choice(CARDS), "exp": "12/29"},
-                               "note": r.choice(["", "call after 5pm", "leave at door"])})
-        response = {**person, "card_last4": r.choice(CARDS)[-4:], "items": [
+            body = json.dumps({resource: {"name": person["name"], "email": person["email"], "phone": person["phone"],
+                                          "payment": {"card_number": r.choice(CARDS), "exp": "12/29"},
+                                          "note": r.choice(["", "call after 5pm", "leave at door"])}})
+        response = {resource: {**person, "card_last4": r.choice(CARDS)[-4:], "items": [
             {"id": r.randint(1, 9999), "qty": r.randint(1, 5), "price": round(r.uniform(1, 500), 2)}
-            for _ in range(r.randint(1, 3))]}
+            for _ in range(r.randint(1, 3))]}}
         if template.endswith("/history"):
-            response = {"events": [{"at": "2026-01-31T12:00:00Z", "by": person["email"], "card": r.choice(CARDS)}]}
+            response = {f"{resource}Events": [
+                {"at": "2026-01-31T12:00:00Z", "by": person["email"], "card": r.choice(CARDS)}]}
         return {
             "request": {
                 "url": {"host": host, "path": path,

@@ -55,7 +55,7 @@ def seed(svc: BenchService, *, endpoints: int, fields_per_endpoint: int, hosts: 
                 num_literal_segments, user_set_path, risk_score, risk_rank, data_classes, resource_permissions,
                 owner, openapi_spec_name, is_authenticated_detected, unauthenticated_success_seen,
                 is_authenticated_user_set, full_trace_capture_enabled, is_graphql, graphql_schema,
-                first_detected, last_active, created_at, updated_at)
+                learned_segments, first_detected, last_active, created_at, updated_at)
             SELECT md5('endpoint' || n)::uuid, h.id,
                    (ARRAY['GET','POST','PUT','DELETE'])[1 + n % 4],
                    '/api/v' || (1 + n % 3) || '/' || ({words})[1 + n % 10] || n || '/{{param1}}/'
@@ -68,7 +68,7 @@ def seed(svc: BenchService, *, endpoints: int, fields_per_endpoint: int, hosts: 
                    (ARRAY['', 'team-a', 'team-b', 'payments-team'])[1 + n % 4],
                    CASE WHEN n % 50 = 0 THEN 'spec-' || (n % 20) ELSE NULL END,
                    (n * 7) % 10 < 6, (n * 7) % 10 >= 6,
-                   CASE WHEN n % 97 = 0 THEN true ELSE NULL END, false, false, NULL,
+                   CASE WHEN n % 97 = 0 THEN true ELSE NULL END, false, false, NULL, '{}'::jsonb,
                    now() - ((n * 37) % 86400) * interval '1 minute',
                    CASE WHEN n % 13 = 0 THEN NULL ELSE now() - ((n * 53) % 100000) * interval '1 second' END,
                    now() - interval '60 days', now()

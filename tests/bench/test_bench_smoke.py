@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -45,15 +46,33 @@ def _database_name(script: str) -> str:
     return f"{suite}_bench_{script[:-3]}"[:63]
 
 
+def _run_script(command: list, *, env: dict, timeout: float) -> subprocess.CompletedProcess:
+    """Run a bench script; past ``timeout`` interrupt it (SIGINT) so that it stops the web and worker
+    processes it started (in sessions of their own) before failing: a killed script would leave them
+    consuming its Redis db, where the next run's tasks would go."""
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGINT)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        pytest.fail(f"{command[1]} did not finish within {timeout:.0f} s:\n{out[-3000:]}{err[-3000:]}")
+    return subprocess.CompletedProcess(command, proc.returncode, out, err)
+
+
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
 def test_bench_script_runs_in_small_mode(script, tmp_path):
     redis_db, expected = SCRIPTS[script]
     results = tmp_path / "figures.jsonl"
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_") and k not in ("DATABASE_URL",)}
-    completed = subprocess.run(
+    completed = _run_script(
         [sys.executable, f"bench/{script}", "--small", "--db", _database_name(script),
          "--redis-db", str(redis_db), "--json", str(results), *OPTIONS.get(script, [])],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+        env=env, timeout=600,
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     printed = [(m["name"], float(m["value"].replace(",", ""))) for m in FIGURE.finditer(completed.stdout)]
