@@ -10,8 +10,8 @@ or its JSON value when compared with ``equals``/``in`` to a non-string),
 A value absent from the answer fails the positive conditions and passes the
 negative ones (``notEquals``, ``notIn``, ``notContains``, ``notExists``).
 ``contains``/``notContains`` with a list need all/none of its items.
-Extensions: ``request``, ``aggregate``, ``compare``, ``ignoreCase``, ``otherwise``,
-``precondition``, ``description`` (see ``docs/testgen.md``).
+Extensions: ``request``, ``aggregate``, ``compare``, ``ignoreCase``, ``otherwise`` (nests),
+``whenContentType``, ``plus``, ``precondition``, ``description`` (see ``docs/testgen.md``).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, unquote_plus
 
 from .placeholders import MISSING, Resolver, Unresolved, json_path_get, response_reference
 
@@ -72,6 +72,13 @@ def validate_assertion(assertion: Any) -> str | None:
         return "aggregate must be all, any or last"
     if assertion.get("compare", "exact") not in ("exact", "similar"):
         return "compare must be exact or similar"
+    if "whenContentType" in assertion:
+        try:
+            re.compile(str(assertion["whenContentType"]))
+        except re.error:
+            return "whenContentType must be a regular expression"
+    if "plus" in assertion and _number(assertion["plus"]) is None:
+        return "plus must be a number"
     if "otherwise" in assertion:
         return validate_assertion(assertion["otherwise"])
     return None
@@ -90,7 +97,13 @@ def _payload_forms(payload: str | None) -> list[str]:
     return sorted(forms, key=len, reverse=True)
 
 
+def _unescaped(text: str) -> str:
+    """The text with HTML character references and URL escapes decoded (``&#39;`` → ``'``)."""
+    return unquote_plus(html.unescape(text)) if ("&" in text or "%" in text or "+" in text) else text
+
+
 def _normal_text(text: str, payload: str | None) -> str:
+    text = _unescaped(text)
     for form in _payload_forms(payload):
         text = text.replace(form, "")
     return _OPAQUE.sub("0", text)
@@ -232,14 +245,19 @@ def assertion_evaluate(assertion: dict, index: int, *, records: list, resolver: 
     Targets: request ``request`` or, when absent, every request that was sent. Skipped when
     its request was skipped or it compares with an answer that a skipped request never got.
     """
-    result = _evaluate(assertion, records, resolver)
+    result = _evaluate_with_alternatives(assertion, records, resolver)
     result.index = index
     result.precondition = bool(assertion.get("precondition"))
+    return result
+
+
+def _evaluate_with_alternatives(assertion: dict, records: list, resolver: Resolver) -> AssertionResult:
+    """The assertion, or when it fails its ``otherwise`` (which may have its own ``otherwise``)."""
+    result = _evaluate(assertion, records, resolver)
     if result.outcome == AssertionOutcome.FAILED and isinstance(assertion.get("otherwise"), dict):
-        alternative = _evaluate(assertion["otherwise"], records, resolver)
+        alternative = _evaluate_with_alternatives(assertion["otherwise"], records, resolver)
         if alternative.outcome == AssertionOutcome.PASSED:
-            return AssertionResult(index, result.description, AssertionOutcome.PASSED,
-                                   precondition=result.precondition)
+            return AssertionResult(0, result.description, AssertionOutcome.PASSED)
         result.message = f"{result.message}; otherwise: {alternative.description}: {alternative.message}"
     return result
 
@@ -269,6 +287,9 @@ def _evaluate(assertion: dict, records: list, resolver: Resolver) -> AssertionRe
                 and records[exc.request_index].skipped:
             return AssertionResult(0, description, AssertionOutcome.SKIPPED, "compares with a skipped request")
         return AssertionResult(0, description, AssertionOutcome.FAILED, f"cannot resolve {exc}")
+    if "plus" in assertion and _number(expected) is not None:
+        expected = _number(expected) + _number(assertion["plus"])
+    rendered = assertion.get("whenContentType")
     ignore_case = bool(assertion.get("ignoreCase"))
     similar_to = records[reference] if assertion.get("compare") == "similar" and reference is not None else None
 
@@ -276,6 +297,10 @@ def _evaluate(assertion: dict, records: list, resolver: Resolver) -> AssertionRe
     for record, exchange in exchanges:
         if exchange.status is None and assertion["type"] != "duration":
             outcomes.append((False, record, f"no answer ({exchange.error})"))
+            continue
+        if rendered is not None and not re.search(str(rendered), exchange.headers.get("Content-Type") or "",
+                                                  re.IGNORECASE):
+            outcomes.append((True, record, ""))  # not an answer of the kind this assertion is about
             continue
         if similar_to is not None and assertion["condition"] in ("equals", "notEquals"):
             same = similar(exchange.text, record.payload, str(expected), similar_to.payload)

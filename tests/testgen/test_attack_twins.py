@@ -73,3 +73,22 @@ def test_accepting_alg_none_is_found(jwt_endpoint, start, set_env):
 
 def test_rejecting_alg_none_passes(jwt_endpoint, start, set_env):
     _passed(*_jwt_run(start, set_env, JwtApi(secret=secrets.token_hex(32), accept_none=False)))
+
+
+# --- XSS ------------------------------------------------------------------------------------
+
+@pytest.fixture
+def search_endpoint(db):
+    return endpoint_from_traffic(host=HOST, method="GET", path="/search", query={"q": "shoes"})
+
+
+@pytest.mark.parametrize("mode", ["html", "json-as-html"])
+def test_a_reflection_a_browser_renders_is_found(search_endpoint, start, set_env, mode):
+    set_env(start(SearchPage(mode=mode)).base_url)
+    _failed(*_run("XSS", "/search"))
+
+
+@pytest.mark.parametrize("mode", ["json", "escaped"])
+def test_json_echoes_and_escaped_html_are_no_finding(search_endpoint, start, set_env, mode):
+    set_env(start(SearchPage(mode=mode)).base_url)
+    _passed(*_run("XSS", "/search"))
