@@ -89,11 +89,11 @@ def validate_assertion(assertion: Any) -> str | None:
 _OPAQUE = re.compile(r"[0-9a-fA-F-]{8,}|\d+")
 
 
-def _payload_forms(payload: str | None) -> list[str]:
-    if not payload:
-        return []
-    forms = {payload, html.escape(payload), html.escape(payload, quote=False), json.dumps(payload)[1:-1],
-             quote(payload, safe=""), quote_plus(payload)}
+def _payload_forms(payloads: tuple[str, ...]) -> list[str]:
+    """Every payload as it may be echoed, longest first (a payload holding a shorter one goes first)."""
+    forms = {form for payload in payloads if payload
+             for form in (payload, html.escape(payload), html.escape(payload, quote=False), json.dumps(payload)[1:-1],
+                          quote(payload, safe=""), quote_plus(payload))}
     return sorted(forms, key=len, reverse=True)
 
 
@@ -102,34 +102,36 @@ def _unescaped(text: str) -> str:
     return unquote_plus(html.unescape(text)) if ("&" in text or "%" in text or "+" in text) else text
 
 
-def _normal_text(text: str, payload: str | None) -> str:
+def _normal_text(text: str, payloads: tuple[str, ...]) -> str:
     text = _unescaped(text)
-    for form in _payload_forms(payload):
+    for form in _payload_forms(payloads):
         text = text.replace(form, "")
     return _OPAQUE.sub("0", text)
 
 
-def _shape(value: Any, payload: str | None) -> Any:
+def _shape(value: Any, payloads: tuple[str, ...]) -> Any:
     if isinstance(value, dict):
-        return {k: _shape(v, payload) for k, v in value.items()}
+        return {k: _shape(v, payloads) for k, v in value.items()}
     if isinstance(value, list):
-        return [_shape(v, payload) for v in value]
+        return [_shape(v, payloads) for v in value]
     if isinstance(value, str):
-        return _normal_text(value, payload)
+        return _normal_text(value, payloads)
     if isinstance(value, bool) or value is None:
         return value
     return "number"
 
 
 def similar(text_a: str, payload_a: str | None, text_b: str, payload_b: str | None) -> bool:
-    """Answers alike once the injected payloads are left out: the same JSON structure (keys, list
-    lengths, booleans, strings without payload and digits; numbers by type), or for non-JSON
-    bodies the same text without payload, digits and hex ids."""
+    """Answers alike once both injected payloads are left out of both (HTML character references
+    and URL escapes decoded first): the same JSON structure (keys, list lengths, booleans, strings
+    without payloads and digits; numbers by type), or for non-JSON bodies the same text without
+    payloads, digits and hex ids."""
+    payloads = tuple(p for p in (payload_a, payload_b) if p)
     try:
         json_a, json_b = json.loads(text_a), json.loads(text_b)
-        return _shape(json_a, payload_a) == _shape(json_b, payload_b)
+        return _shape(json_a, payloads) == _shape(json_b, payloads)
     except (ValueError, RecursionError):  # not JSON, or nested too deeply to compare structurally
-        return _normal_text(text_a, payload_a) == _normal_text(text_b, payload_b)
+        return _normal_text(text_a, payloads) == _normal_text(text_b, payloads)
 
 
 # --- conditions ---------------------------------------------------------------------------

@@ -92,3 +92,32 @@ def test_a_reflection_a_browser_renders_is_found(search_endpoint, start, set_env
 def test_json_echoes_and_escaped_html_are_no_finding(search_endpoint, start, set_env, mode):
     set_env(start(SearchPage(mode=mode)).base_url)
     _passed(*_run("XSS", "/search"))
+
+
+# --- SQL injection --------------------------------------------------------------------------
+
+@pytest.fixture
+def directory(db):
+    return {
+        "path": endpoint_from_traffic(host=HOST, method="GET", path="/api/v1/users/{param1}",
+                                      paths=["/api/v1/users/alice"], response={"username": "alice"}),
+        "query": endpoint_from_traffic(host=HOST, method="GET", path="/api/v1/lookup", query={"username": "alice"},
+                                       response={"username": "alice"}),
+    }
+
+
+@pytest.mark.parametrize("path", ["/api/v1/users/{param1}", "/api/v1/lookup"])
+def test_string_concatenated_sql_on_a_username_is_found(directory, start, set_env, path):
+    set_env(start(UserDirectory(vulnerable=True)).base_url)
+    status, output = _run("SQL_INJECTION", path)
+    _failed(status, output)
+    if path == "/api/v1/lookup":
+        assert "contains sqlite3.OperationalError" in output
+    else:  # a generic 500 page: only the boolean pair proves it
+        assert "true and false conditions (string) get" in output
+
+
+@pytest.mark.parametrize("path", ["/api/v1/users/{param1}", "/api/v1/lookup"])
+def test_parameterised_sql_with_an_escaping_error_page_passes(directory, start, set_env, path):
+    set_env(start(UserDirectory(vulnerable=False)).base_url)
+    _passed(*_run("SQL_INJECTION", path))
