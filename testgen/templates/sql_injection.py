@@ -15,9 +15,9 @@ input's observed value (the baseline), then with that input replaced by:
   Bodies are compared with ``compare: similar`` after decoding HTML and URL escapes
   (an error page echoing ``&#39;`` differs from the raw ``'`` only in form);
 * time-based payloads (MySQL ``SLEEP``, PostgreSQL ``pg_sleep``, SQL Server
-  ``WAITFOR DELAY``) of ``TESTGEN_SQLI_DELAY_SECONDS``, each with a control of the same
-  shape sleeping 0 s: a finding only when the sleep answer took 80 % of the delay more
-  than the baseline while the control took less than 40 % of it more. These requests get a
+  ``WAITFOR DELAY``) of ``TESTGEN_SQLI_DELAY_SECONDS``, with one control per context (the
+  MySQL shape sleeping 0 s): a finding only when a sleep answer took 80 % of the delay
+  more than the baseline while the control took less than 40 % of it more. These requests get a
   timeout of the delay plus 10 s.
 """
 from __future__ import annotations
@@ -69,18 +69,18 @@ def boolean_pairs(value: str, numeric: bool, like: bool) -> list[tuple[str, str,
     return pairs
 
 
-def time_payloads(value: str, delay: int, numeric: bool) -> list[tuple[str, str]]:
-    """(database, payload) causing a delay of ``delay`` seconds when injected."""
+def time_payloads(value: str, delay: int, numeric: bool) -> list[tuple[str, str, str]]:
+    """(database, context, payload) causing a delay of ``delay`` seconds when injected."""
     payloads = [
-        ("MySQL", f"{value}' OR (SELECT 1 FROM (SELECT SLEEP({delay}))x)=1 -- "),
-        ("PostgreSQL", f"{value}' OR (SELECT 1 FROM pg_sleep({delay}))=1 -- "),
-        ("SQL Server", f"{value}'; WAITFOR DELAY '0:0:{delay}' -- "),
+        ("MySQL", "string", f"{value}' OR (SELECT 1 FROM (SELECT SLEEP({delay}))x)=1 -- "),
+        ("PostgreSQL", "string", f"{value}' OR (SELECT 1 FROM pg_sleep({delay}))=1 -- "),
+        ("SQL Server", "string", f"{value}'; WAITFOR DELAY '0:0:{delay}' -- "),
     ]
     if numeric:
         payloads += [
-            ("MySQL", f"{value} OR (SELECT 1 FROM (SELECT SLEEP({delay}))x)=1 -- "),
-            ("PostgreSQL", f"{value} OR (SELECT 1 FROM pg_sleep({delay}))=1 -- "),
-            ("SQL Server", f"{value}; WAITFOR DELAY '0:0:{delay}' -- "),
+            ("MySQL", "numeric", f"{value} OR (SELECT 1 FROM (SELECT SLEEP({delay}))x)=1 -- "),
+            ("PostgreSQL", "numeric", f"{value} OR (SELECT 1 FROM pg_sleep({delay}))=1 -- "),
+            ("SQL Server", "numeric", f"{value}; WAITFOR DELAY '0:0:{delay}' -- "),
         ]
     return payloads
 
@@ -113,13 +113,14 @@ def boolean_assertions(label: str, context_name: str, true_index: int, baseline:
     ]
 
 
-def timing_assertion(label: str, database: str, delay: int, sleep_index: int, baseline: int) -> dict:
-    """Passes unless the sleep answer is late by 80 % of the delay over the baseline while its
-    control (the same payload sleeping 0 s, the next request) is not late by 40 %."""
+def timing_assertion(label: str, database: str, delay: int, sleep_index: int, baseline: int,
+                     control: int) -> dict:
+    """Passes unless the sleep answer is late by 80 % of the delay over the baseline while the
+    control (a payload of the same shape sleeping 0 s) is not late by 40 %."""
     return assertion(
         "duration", "lessThan", _response(baseline, "duration"), request=sleep_index, plus=int(delay * 800),
         description=f"{label}: no delay from a time-based payload ({database}, {delay} s)",
-        otherwise=assertion("duration", "greaterThan", _response(baseline, "duration"), request=sleep_index + 1,
+        otherwise=assertion("duration", "greaterThan", _response(baseline, "duration"), request=control,
                             plus=int(delay * 400),
                             description="its control without the sleep is slow as well (no proof)"),
     )
@@ -142,13 +143,17 @@ def input_checks(profile: EndpointProfile, item: Input, delay: int, first: int) 
                                            item, true_payload, payload=true_payload))
         requests.append(request_with_input(profile, f"{label}: always-false condition ({context_name})",
                                            item, false_payload, payload=false_payload))
-    controls = time_payloads(value, 0, numeric)
-    for (database, payload), (_, control) in zip(time_payloads(value, delay, numeric), controls, strict=True):
-        assertions.append(timing_assertion(label, database, delay, first + len(requests), first))
+    controls: dict[str, int] = {}  # one control per context: the first payload's shape, sleeping 0 s
+    for database, context_name, payload in time_payloads(value, 0, numeric):
+        if context_name not in controls:
+            controls[context_name] = first + len(requests)
+            requests.append(request_with_input(profile, f"{label}: control ({database}, {context_name}, 0 s)",
+                                               item, payload, payload=payload, timeout=(delay + 10) * 1000))
+    for database, context_name, payload in time_payloads(value, delay, numeric):
+        assertions.append(timing_assertion(label, database, delay, first + len(requests), first,
+                                           controls[context_name]))
         requests.append(request_with_input(profile, f"{label}: time-based payload ({database}, {delay} s)",
                                            item, payload, payload=payload, timeout=(delay + 10) * 1000))
-        requests.append(request_with_input(profile, f"{label}: its control ({database}, 0 s)",
-                                           item, control, payload=control, timeout=(delay + 10) * 1000))
     return requests, assertions
 
 
