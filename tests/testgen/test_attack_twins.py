@@ -121,3 +121,10 @@ def test_string_concatenated_sql_on_a_username_is_found(directory, start, set_en
 def test_parameterised_sql_with_an_escaping_error_page_passes(directory, start, set_env, path):
     set_env(start(UserDirectory(vulnerable=False)).base_url)
     _passed(*_run("SQL_INJECTION", path))
+
+
+def test_a_delay_its_no_sleep_control_shows_too_is_no_finding(directory, start, set_env):
+    # A filter holding every sleep-looking input ~1 s: the sleep payloads are late, but so is the
+    # control sleeping 0 s, so the delay is not the database's.
+    set_env(start(UserDirectory(vulnerable=False, tarpit_s=0.9)).base_url)
+    _passed(*_run("SQL_INJECTION", "/api/v1/lookup"))

@@ -13,7 +13,9 @@ Written after the way such flaws show up in real services, not after the templat
   over sqlite3. Vulnerable: the username concatenated into the SQL; the path route
   answers a generic 500 page on a database error, the lookup route a debug page quoting
   it. Fixed: parameterised; an unknown user gets an HTML 404 page echoing the name
-  escaped as template engines do (``'`` as ``&#39;``).
+  escaped as template engines do (``'`` as ``&#39;``). ``tarpit_s``: the fixed twin behind a
+  filter that holds every input naming a SQL sleep function (``sleep``, ``waitfor``) for that
+  long, whatever the delay asked, as some web application firewalls do.
 """
 from __future__ import annotations
 
@@ -102,8 +104,9 @@ class SearchPage:
 
 
 class UserDirectory:
-    def __init__(self, *, vulnerable: bool):
+    def __init__(self, *, vulnerable: bool, tarpit_s: float = 0.0):
         self.vulnerable = vulnerable
+        self.tarpit_s = tarpit_s
         self.lock = threading.Lock()
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         self.db.execute("CREATE TABLE accounts (username TEXT PRIMARY KEY, email TEXT, city TEXT)")
@@ -130,6 +133,8 @@ class UserDirectory:
             username, debug = _query(environ, "username"), True
         else:
             return _answer(start_response, 404, "<h1>Not found</h1>", "text/html")
+        if self.tarpit_s and any(word in username.lower() for word in ("sleep", "waitfor")):
+            time.sleep(self.tarpit_s)
         try:
             row = self.find(username)
         except sqlite3.Error as exc:
