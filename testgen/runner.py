@@ -22,6 +22,8 @@ How a TestConfig is run (see ``docs/testgen.md``):
   request marked ``optional`` is skipped when it lacks one, any other makes the
   test an ERROR. A request whose placeholders need an earlier answer that did not
   come is skipped; so is a request whose two ``skipIfEquals`` values are equal;
+* a request with ``jwtAttack`` sends a variant of the JWT in its credential header
+  (``testgen/jwt.py``), or is skipped with the reason when that variant cannot be made;
 * then every assertion is evaluated (plus ``expectedStatus`` and
   ``expectedResponse`` of each request).
 

@@ -6,8 +6,9 @@ parameters; at most ``TESTGEN_MAX_INPUTS``) is sent with three payloads
 browser would render count (``whenContentType``: an HTML or SVG content type, which
 includes JSON served as ``text/html``): none may contain a payload's markup
 verbatim. HTML-escaped (``&lt;script&gt;``) reflections pass, and so does any
-``application/json`` (or other non-rendered) answer that merely contains the value. The checked markup has no ``"``, ``'``, ``\\`` or ``/``, so JSON
-string encoding alone does not hide a reflection (and no quote breaks an
+``application/json`` (or other non-rendered) answer that merely contains the value.
+The checked markup has no ``"``, ``'``, ``\\`` or ``/``, so JSON string encoding alone
+does not hide a reflection in JSON served as HTML (and no quote breaks an
 SQL-injectable query before the reflection happens). Checking every answer
 for every payload also catches one request's payload stored and shown in a
 later answer.
