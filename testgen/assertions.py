@@ -10,8 +10,8 @@ or its JSON value when compared with ``equals``/``in`` to a non-string),
 A value absent from the answer fails the positive conditions and passes the
 negative ones (``notEquals``, ``notIn``, ``notContains``, ``notExists``).
 ``contains``/``notContains`` with a list need all/none of its items.
-Extensions: ``request``, ``aggregate``, ``compare``, ``ignoreCase``, ``otherwise``,
-``precondition``, ``description`` (see ``docs/testgen.md``).
+Extensions: ``request``, ``aggregate``, ``compare``, ``ignoreCase``, ``otherwise`` (nests),
+``whenContentType``, ``plus``, ``precondition``, ``description`` (see ``docs/testgen.md``).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, unquote_plus
 
 from .placeholders import MISSING, Resolver, Unresolved, json_path_get, response_reference
 
@@ -72,6 +72,13 @@ def validate_assertion(assertion: Any) -> str | None:
         return "aggregate must be all, any or last"
     if assertion.get("compare", "exact") not in ("exact", "similar"):
         return "compare must be exact or similar"
+    if "whenContentType" in assertion:
+        try:
+            re.compile(str(assertion["whenContentType"]))
+        except re.error:
+            return "whenContentType must be a regular expression"
+    if "plus" in assertion and _number(assertion["plus"]) is None:
+        return "plus must be a number"
     if "otherwise" in assertion:
         return validate_assertion(assertion["otherwise"])
     return None
@@ -82,41 +89,49 @@ def validate_assertion(assertion: Any) -> str | None:
 _OPAQUE = re.compile(r"[0-9a-fA-F-]{8,}|\d+")
 
 
-def _payload_forms(payload: str | None) -> list[str]:
-    if not payload:
-        return []
-    forms = {payload, html.escape(payload), html.escape(payload, quote=False), json.dumps(payload)[1:-1],
-             quote(payload, safe=""), quote_plus(payload)}
+def _payload_forms(payloads: tuple[str, ...]) -> list[str]:
+    """Every payload as it may be echoed, longest first (a payload holding a shorter one goes first)."""
+    forms = {form for payload in payloads if payload
+             for form in (payload, html.escape(payload), html.escape(payload, quote=False), json.dumps(payload)[1:-1],
+                          quote(payload, safe=""), quote_plus(payload))}
     return sorted(forms, key=len, reverse=True)
 
 
-def _normal_text(text: str, payload: str | None) -> str:
-    for form in _payload_forms(payload):
+def _unescaped(text: str) -> str:
+    """The text with HTML character references and URL escapes decoded (``&#39;`` → ``'``)."""
+    return unquote_plus(html.unescape(text)) if ("&" in text or "%" in text or "+" in text) else text
+
+
+def _normal_text(text: str, payloads: tuple[str, ...]) -> str:
+    text = _unescaped(text)
+    for form in _payload_forms(payloads):
         text = text.replace(form, "")
     return _OPAQUE.sub("0", text)
 
 
-def _shape(value: Any, payload: str | None) -> Any:
+def _shape(value: Any, payloads: tuple[str, ...]) -> Any:
     if isinstance(value, dict):
-        return {k: _shape(v, payload) for k, v in value.items()}
+        return {k: _shape(v, payloads) for k, v in value.items()}
     if isinstance(value, list):
-        return [_shape(v, payload) for v in value]
+        return [_shape(v, payloads) for v in value]
     if isinstance(value, str):
-        return _normal_text(value, payload)
+        return _normal_text(value, payloads)
     if isinstance(value, bool) or value is None:
         return value
     return "number"
 
 
 def similar(text_a: str, payload_a: str | None, text_b: str, payload_b: str | None) -> bool:
-    """Answers alike once the injected payloads are left out: the same JSON structure (keys, list
-    lengths, booleans, strings without payload and digits; numbers by type), or for non-JSON
-    bodies the same text without payload, digits and hex ids."""
+    """Answers alike once both injected payloads are left out of both (HTML character references
+    and URL escapes decoded first): the same JSON structure (keys, list lengths, booleans, strings
+    without payloads and digits; numbers by type), or for non-JSON bodies the same text without
+    payloads, digits and hex ids."""
+    payloads = tuple(p for p in (payload_a, payload_b) if p)
     try:
         json_a, json_b = json.loads(text_a), json.loads(text_b)
-        return _shape(json_a, payload_a) == _shape(json_b, payload_b)
+        return _shape(json_a, payloads) == _shape(json_b, payloads)
     except (ValueError, RecursionError):  # not JSON, or nested too deeply to compare structurally
-        return _normal_text(text_a, payload_a) == _normal_text(text_b, payload_b)
+        return _normal_text(text_a, payloads) == _normal_text(text_b, payloads)
 
 
 # --- conditions ---------------------------------------------------------------------------
@@ -232,14 +247,19 @@ def assertion_evaluate(assertion: dict, index: int, *, records: list, resolver: 
     Targets: request ``request`` or, when absent, every request that was sent. Skipped when
     its request was skipped or it compares with an answer that a skipped request never got.
     """
-    result = _evaluate(assertion, records, resolver)
+    result = _evaluate_with_alternatives(assertion, records, resolver)
     result.index = index
     result.precondition = bool(assertion.get("precondition"))
+    return result
+
+
+def _evaluate_with_alternatives(assertion: dict, records: list, resolver: Resolver) -> AssertionResult:
+    """The assertion, or when it fails its ``otherwise`` (which may have its own ``otherwise``)."""
+    result = _evaluate(assertion, records, resolver)
     if result.outcome == AssertionOutcome.FAILED and isinstance(assertion.get("otherwise"), dict):
-        alternative = _evaluate(assertion["otherwise"], records, resolver)
+        alternative = _evaluate_with_alternatives(assertion["otherwise"], records, resolver)
         if alternative.outcome == AssertionOutcome.PASSED:
-            return AssertionResult(index, result.description, AssertionOutcome.PASSED,
-                                   precondition=result.precondition)
+            return AssertionResult(0, result.description, AssertionOutcome.PASSED)
         result.message = f"{result.message}; otherwise: {alternative.description}: {alternative.message}"
     return result
 
@@ -269,6 +289,9 @@ def _evaluate(assertion: dict, records: list, resolver: Resolver) -> AssertionRe
                 and records[exc.request_index].skipped:
             return AssertionResult(0, description, AssertionOutcome.SKIPPED, "compares with a skipped request")
         return AssertionResult(0, description, AssertionOutcome.FAILED, f"cannot resolve {exc}")
+    if "plus" in assertion and _number(expected) is not None:
+        expected = _number(expected) + _number(assertion["plus"])
+    rendered = assertion.get("whenContentType")
     ignore_case = bool(assertion.get("ignoreCase"))
     similar_to = records[reference] if assertion.get("compare") == "similar" and reference is not None else None
 
@@ -276,6 +299,10 @@ def _evaluate(assertion: dict, records: list, resolver: Resolver) -> AssertionRe
     for record, exchange in exchanges:
         if exchange.status is None and assertion["type"] != "duration":
             outcomes.append((False, record, f"no answer ({exchange.error})"))
+            continue
+        if rendered is not None and not re.search(str(rendered), exchange.headers.get("Content-Type") or "",
+                                                  re.IGNORECASE):
+            outcomes.append((True, record, ""))  # not an answer of the kind this assertion is about
             continue
         if similar_to is not None and assertion["condition"] in ("equals", "notEquals"):
             same = similar(exchange.text, record.payload, str(expected), similar_to.payload)

@@ -22,6 +22,8 @@ How a TestConfig is run (see ``docs/testgen.md``):
   request marked ``optional`` is skipped when it lacks one, any other makes the
   test an ERROR. A request whose placeholders need an earlier answer that did not
   come is skipped; so is a request whose two ``skipIfEquals`` values are equal;
+* a request with ``jwtAttack`` sends a variant of the JWT in its credential header
+  (``testgen/jwt.py``), or is skipped with the reason when that variant cannot be made;
 * then every assertion is evaluated (plus ``expectedStatus`` and
   ``expectedResponse`` of each request).
 
@@ -43,6 +45,7 @@ from requests.structures import CaseInsensitiveDict
 
 from core.outbound import TargetError, TargetRefused
 
+from . import jwt
 from .assertions import AssertionOutcome, AssertionResult, assertion_evaluate, validate_assertion
 from .client import AnswerTimeout, ConnectionFailed, NotSent, TestClient
 from .placeholders import MISSING, Resolver, Unresolved, literal
@@ -273,6 +276,8 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
         return
     for name in request.get("omitHeaders") or []:
         headers.pop(str(name), None)
+    if request.get("jwtAttack") and not _forge_jwt(request, headers, record):
+        return
     if PATH_PARAMETER.search(url):  # {param1} or an operator's {itemId}; {{…}} were resolved above
         record.exchanges.append(Exchange(method, url, None, CaseInsensitiveDict(), "", 0.0,
                                          error="the URL still has a path parameter; give the request a url"))
@@ -287,6 +292,19 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
         record.exchanges.append(exchange)
         if exchange.status in stop:
             break
+
+
+def _forge_jwt(request: dict, headers: CaseInsensitiveDict, record: RequestRecord) -> bool:
+    """Replace the credential header's token by the ``jwtAttack`` variant (testgen/jwt.py); False
+    (and the request skipped) when that variant cannot be made."""
+    header = str(request.get("jwtHeader") or "Authorization")
+    forged = jwt.forge(str(request["jwtAttack"]), headers.get(header, ""))
+    if forged.value is None:
+        record.skipped = forged.description
+        return False
+    headers[header] = forged.value
+    record.description = f"{record.description}: {forged.description}"
+    return True
 
 
 def _evaluate_all(test: dict, records: list[RequestRecord], resolver: Resolver) -> list[AssertionResult]:

@@ -1,20 +1,24 @@
 """SQL_INJECTION: inputs must not reach SQL unescaped (error-, boolean- and time-based).
 
 For each input (path parameters, query parameters, scalar body fields; at most
-``TESTGEN_MAX_INPUTS``), the endpoint's example request is sent with that input
-replaced by:
+``TESTGEN_MAX_INPUTS``), the endpoint's example request is sent first with the
+input's observed value (the baseline), then with that input replaced by:
 
 * error-based payloads (``v'``, ``v"``, ``v')``): no answer may carry database
   error text (MySQL, PostgreSQL, SQLite, SQL Server, Oracle, ORM messages);
-* boolean-based pairs, in a string and (for numeric inputs) a numeric context:
-  an always-true condition (``v' OR '1'='1' -- ``) and an always-false one
-  (``v' AND '1'='2' -- ``): both must be answered alike - same status and a
-  similar body (``compare: similar``: the same JSON structure, or the same
-  text once the payload and digits are left out). A vulnerable query returns
-  rows for one and none for the other;
+* boolean-based pairs, in a string context, a ``LIKE`` context (query parameters)
+  and (for numeric inputs) a numeric context: a true condition that keeps the query's
+  meaning (``v' AND '1'='1' -- ``) and a false one (``v' AND '1'='2' -- ``). It is a
+  finding only when the true one is answered like the baseline (same status, similar
+  body) while the false one is answered differently: an injectable query returns the
+  same rows for the first and none for the second, a safe one looks both up as text.
+  Bodies are compared with ``compare: similar`` after decoding HTML and URL escapes
+  (an error page echoing ``&#39;`` differs from the raw ``'`` only in form);
 * time-based payloads (MySQL ``SLEEP``, PostgreSQL ``pg_sleep``, SQL Server
-  ``WAITFOR DELAY``) of ``TESTGEN_SQLI_DELAY_SECONDS``: no answer may take 80 % of
-  that delay or more. These requests get a timeout of the delay plus 10 s.
+  ``WAITFOR DELAY``) of ``TESTGEN_SQLI_DELAY_SECONDS``, with one control per context (the
+  MySQL shape sleeping 0 s): a finding only when a sleep answer took 80 % of the delay
+  more than the baseline while the control took less than 40 % of it more. These requests get a
+  timeout of the delay plus 10 s.
 """
 from __future__ import annotations
 
@@ -51,30 +55,106 @@ DB_ERROR_SIGNATURES = [
     "QueryFailedError",
 ]
 ERROR_SUFFIXES = ("'", '"', "')")
+THROTTLED = [429, 503]
 
 
-def boolean_pairs(value: str, numeric: bool) -> list[tuple[str, str, str]]:
-    """(context, true payload, false payload)."""
-    pairs = [("string", f"{value}' OR '1'='1' -- ", f"{value}' AND '1'='2' -- ")]
+def boolean_pairs(value: str, numeric: bool, like: bool) -> list[tuple[str, str, str]]:
+    """(context, true payload, false payload): both keep the baseline's value, so a true
+    condition injected into the SQL selects what the baseline selected."""
+    pairs = [("string", f"{value}' AND '1'='1' -- ", f"{value}' AND '1'='2' -- ")]
+    if like:
+        pairs.append(("string, LIKE", f"{value}%' AND '1'='1' -- ", f"{value}%' AND '1'='2' -- "))
     if numeric:
-        pairs.append(("numeric", f"{value} OR 1=1 -- ", f"{value} AND 1=2 -- "))
+        pairs.append(("numeric", f"{value} AND 1=1 -- ", f"{value} AND 1=2 -- "))
     return pairs
 
 
-def time_payloads(value: str, delay: int, numeric: bool) -> list[tuple[str, str]]:
-    """(database, payload) causing a delay of ``delay`` seconds when injected."""
+def time_payloads(value: str, delay: int, numeric: bool) -> list[tuple[str, str, str]]:
+    """(database, context, payload) causing a delay of ``delay`` seconds when injected."""
     payloads = [
-        ("MySQL", f"{value}' OR (SELECT 1 FROM (SELECT SLEEP({delay}))x)=1 -- "),
-        ("PostgreSQL", f"{value}' OR (SELECT 1 FROM pg_sleep({delay}))=1 -- "),
-        ("SQL Server", f"{value}'; WAITFOR DELAY '0:0:{delay}' -- "),
+        ("MySQL", "string", f"{value}' OR (SELECT 1 FROM (SELECT SLEEP({delay}))x)=1 -- "),
+        ("PostgreSQL", "string", f"{value}' OR (SELECT 1 FROM pg_sleep({delay}))=1 -- "),
+        ("SQL Server", "string", f"{value}'; WAITFOR DELAY '0:0:{delay}' -- "),
     ]
     if numeric:
         payloads += [
-            ("MySQL", f"{value} OR (SELECT 1 FROM (SELECT SLEEP({delay}))x)=1 -- "),
-            ("PostgreSQL", f"{value} OR (SELECT 1 FROM pg_sleep({delay}))=1 -- "),
-            ("SQL Server", f"{value}; WAITFOR DELAY '0:0:{delay}' -- "),
+            ("MySQL", "numeric", f"{value} OR (SELECT 1 FROM (SELECT SLEEP({delay}))x)=1 -- "),
+            ("PostgreSQL", "numeric", f"{value} OR (SELECT 1 FROM pg_sleep({delay}))=1 -- "),
+            ("SQL Server", "numeric", f"{value}; WAITFOR DELAY '0:0:{delay}' -- "),
         ]
     return payloads
+
+
+def _response(index: int, part: str) -> str:
+    return f"{{{{responses[{index}].{part}}}}}"
+
+
+def unlike_baseline(true_index: int, baseline: int) -> dict:
+    """Passes when the true condition's answer differs from the baseline's (status or body), or
+    when the false one was throttled (429/503: a rate limit, not the query, decided it)."""
+    throttled = assertion("status", "in", THROTTLED, request=true_index + 1,
+                          description="the false condition was throttled (no proof)")
+    return assertion("status", "notEquals", _response(baseline, "status"), request=true_index,
+                     description="the true condition is answered unlike the plain value (status)",
+                     otherwise=assertion("body", "notEquals", _response(baseline, "body"), request=true_index,
+                                         compare="similar", otherwise=throttled,
+                                         description="the true condition is answered unlike the plain value (body)"))
+
+
+def boolean_assertions(label: str, context_name: str, true_index: int, baseline: int) -> list[dict]:
+    false_index = true_index + 1
+    return [
+        assertion("status", "equals", _response(true_index, "status"), request=false_index,
+                  otherwise=unlike_baseline(true_index, baseline),
+                  description=f"{label}: true and false conditions ({context_name}) get the same status"),
+        assertion("body", "equals", _response(true_index, "body"), request=false_index, compare="similar",
+                  otherwise=unlike_baseline(true_index, baseline),
+                  description=f"{label}: true and false conditions ({context_name}) get similar bodies"),
+    ]
+
+
+def timing_assertion(label: str, database: str, delay: int, sleep_index: int, baseline: int,
+                     control: int) -> dict:
+    """Passes unless the sleep answer is late by 80 % of the delay over the baseline while the
+    control (a payload of the same shape sleeping 0 s) is not late by 40 %."""
+    return assertion(
+        "duration", "lessThan", _response(baseline, "duration"), request=sleep_index, plus=int(delay * 800),
+        description=f"{label}: no delay from a time-based payload ({database}, {delay} s)",
+        otherwise=assertion("duration", "greaterThan", _response(baseline, "duration"), request=control,
+                            plus=int(delay * 400),
+                            description="its control without the sleep is slow as well (no proof)"),
+    )
+
+
+def input_checks(profile: EndpointProfile, item: Input, delay: int, first: int) -> tuple[list[dict], list[dict]]:
+    """The requests and assertions fuzzing one input; ``first`` is its first request's index."""
+    label = input_label(item)
+    value = "" if item.example is None else str(item.example)
+    numeric = item.looks_numeric
+    requests = [request_with_input(profile, f"{label}: baseline (the observed value)", item, value, payload=value)]
+    assertions: list[dict] = []
+    for suffix in ERROR_SUFFIXES:
+        payload = f"{value}{suffix}"
+        requests.append(request_with_input(profile, f"{label}: error-based payload {payload!r}", item,
+                                           payload, payload=payload))
+    for context_name, true_payload, false_payload in boolean_pairs(value, numeric, item.location == "query"):
+        assertions += boolean_assertions(label, context_name, first + len(requests), first)
+        requests.append(request_with_input(profile, f"{label}: always-true condition ({context_name})",
+                                           item, true_payload, payload=true_payload))
+        requests.append(request_with_input(profile, f"{label}: always-false condition ({context_name})",
+                                           item, false_payload, payload=false_payload))
+    controls: dict[str, int] = {}  # one control per context: the first payload's shape, sleeping 0 s
+    for database, context_name, payload in time_payloads(value, 0, numeric):
+        if context_name not in controls:
+            controls[context_name] = first + len(requests)
+            requests.append(request_with_input(profile, f"{label}: control ({database}, {context_name}, 0 s)",
+                                               item, payload, payload=payload, timeout=(delay + 10) * 1000))
+    for database, context_name, payload in time_payloads(value, delay, numeric):
+        assertions.append(timing_assertion(label, database, delay, first + len(requests), first,
+                                           controls[context_name]))
+        requests.append(request_with_input(profile, f"{label}: time-based payload ({database}, {delay} s)",
+                                           item, payload, payload=payload, timeout=(delay + 10) * 1000))
+    return requests, assertions
 
 
 @register
@@ -85,47 +165,19 @@ class SqlInjection(SecurityTemplate, name="SQL_INJECTION", priority=40, title="S
     def generate(self, profile: EndpointProfile, context: GenerationContext) -> dict:
         delay = context.sqli_delay_seconds
         requests: list[dict] = []
-        assertions: list[dict] = []
+        assertions: list[dict] = [assertion("body", "notContains", DB_ERROR_SIGNATURES, ignoreCase=True,
+                                            description="No answer carries database error text")]
         inputs: list[Input] = profile.inputs[: context.max_inputs]
         for item in inputs:
-            label = input_label(item)
-            value = "" if item.example is None else str(item.example)
-            numeric = item.looks_numeric
-            for suffix in ERROR_SUFFIXES:
-                payload = f"{value}{suffix}"
-                requests.append(request_with_input(profile, f"{label}: error-based payload {payload!r}", item,
-                                                   payload, payload=payload))
-            for context_name, true_payload, false_payload in boolean_pairs(value, numeric):
-                true_index = len(requests)
-                requests.append(request_with_input(profile, f"{label}: always-true condition ({context_name})",
-                                                   item, true_payload, payload=true_payload))
-                requests.append(request_with_input(profile, f"{label}: always-false condition ({context_name})",
-                                                   item, false_payload, payload=false_payload))
-                false_index = true_index + 1
-                assertions.append(assertion(
-                    "status", "equals", f"{{{{responses[{true_index}].status}}}}", request=false_index,
-                    description=f"{label}: true and false conditions ({context_name}) get the same status",
-                ))
-                assertions.append(assertion(
-                    "body", "equals", f"{{{{responses[{true_index}].body}}}}", request=false_index, compare="similar",
-                    description=f"{label}: true and false conditions ({context_name}) get similar bodies",
-                ))
-            for database, payload in time_payloads(value, delay, numeric):
-                requests.append(request_with_input(profile, f"{label}: time-based payload ({database}, {delay} s)",
-                                                   item, payload, payload=payload, timeout=(delay + 10) * 1000))
-        assertions.insert(0, assertion(
-            "body", "notContains", DB_ERROR_SIGNATURES, ignoreCase=True,
-            description="No answer carries database error text",
-        ))
-        assertions.insert(1, assertion(
-            "duration", "lessThan", int(delay * 1000 * 0.8),
-            description=f"No answer is delayed by a time-based payload ({delay} s)",
-        ))
+            item_requests, item_assertions = input_checks(profile, item, delay, len(requests))
+            requests += item_requests
+            assertions += item_assertions
         return self.test_config(
             profile,
             description=(
                 f"{profile.method} {profile.path}: SQL injection payloads in each input ({inputs_named(inputs)}) must not "
-                "produce database errors, different answers for true and false conditions, or delays."
+                "produce database errors, a true condition answered like the plain value with a false one answered "
+                "differently, or delays that a control without the sleep does not show."
             ),
             requests=requests,
             assertions=assertions,

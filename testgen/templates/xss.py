@@ -2,11 +2,13 @@
 
 Each string input (query parameters, string body fields, non-numeric path
 parameters; at most ``TESTGEN_MAX_INPUTS``) is sent with three payloads
-(``<script>``, ``<img onerror>`` after ``">``, ``<svg onload>``). No answer, whatever its
-content type (HTML, JSON, text), may contain a payload's markup verbatim:
-HTML-escaped (``&lt;script&gt;``) or JSON-escaped (``\\u003cscript\\u003e``)
-reflections pass. The checked markup has no ``"``, ``'``, ``\\`` or ``/``, so JSON
-string encoding alone does not hide a reflection (and no quote breaks an
+(``<script>``, ``<img onerror>`` after ``">``, ``<svg onload>``). Only answers a
+browser would render count (``whenContentType``: an HTML or SVG content type, which
+includes JSON served as ``text/html``): none may contain a payload's markup
+verbatim. HTML-escaped (``&lt;script&gt;``) reflections pass, and so does any
+``application/json`` (or other non-rendered) answer that merely contains the value.
+The checked markup has no ``"``, ``'``, ``\\`` or ``/``, so JSON string encoding alone
+does not hide a reflection in JSON served as HTML (and no quote breaks an
 SQL-injectable query before the reflection happens). Checking every answer
 for every payload also catches one request's payload stored and shown in a
 later answer.
@@ -20,6 +22,9 @@ from ._base import (GenerationContext, SecurityTemplate, assertion, input_label,
 MARKER = "31337"
 # (payload sent, markup that must not come back verbatim). No quote in the script part:
 # a quote could break an SQL-injectable query before the reflection happens.
+# Content types a browser renders as a document (scripts run): text/html, application/xhtml+xml,
+# image/svg+xml. JSON, text/plain, XML data… are shown as text or not at all.
+RENDERED = r"html|svg"
 PAYLOADS = (
     (f"<script>alert({MARKER})</script>", f"<script>alert({MARKER})"),
     (f'"><img src=x onerror=alert({MARKER})>', f"<img src=x onerror=alert({MARKER})>"),
@@ -47,9 +52,9 @@ class Xss(SecurityTemplate, name="XSS", priority=50, title="Cross-site scripting
             profile,
             description=(
                 f"{profile.method} {profile.path}: script payloads in string inputs ({inputs_named(inputs)}) must not be "
-                "reflected unescaped in any answer."
+                "reflected unescaped in an answer a browser would render as HTML."
             ),
             requests=requests,
-            assertions=[assertion("body", "notContains", [markup for _, markup in PAYLOADS],
+            assertions=[assertion("body", "notContains", [markup for _, markup in PAYLOADS], whenContentType=RENDERED,
                                   description="No payload comes back unescaped")],
         )

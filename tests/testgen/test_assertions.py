@@ -81,3 +81,60 @@ class TestSimilar:
 
     def test_changed_booleans_differ(self):
         assert not similar('{"found": true}', None, '{"found": false}', None)
+
+
+class TestEscapesAndExtensions:
+    """Issue #15: escapes decoded before comparing; only rendered answers for XSS; chained
+    alternatives; a numeric offset over an earlier answer's value."""
+
+    def test_an_error_page_echoing_the_quote_as_a_character_reference_is_alike(self):
+        a = "<p>No account named alice&#39; AND &#39;1&#39;=&#39;1&#39; -- .</p>"
+        b = "<p>No account named alice&#39; AND &#39;1&#39;=&#39;2&#39; -- .</p>"
+        assert similar(a, "alice' AND '1'='1' -- ", b, "alice' AND '1'='2' -- ")
+
+    def test_a_url_escaped_echo_is_alike(self):
+        assert similar("next=%2Fa%27%20AND", "/a' AND", "next=%2Fb%27%20AND", "/b' AND")
+
+    def test_both_payloads_leave_both_answers(self):
+        # The baseline value 'ali' reflected in one page, the true payload (holding it) in the other.
+        base = "<p>Results for ali</p><li>alice</li>"
+        true = "<p>Results for ali%' AND '1'='1' -- </p><li>alice</li>"
+        assert similar(true, "ali%' AND '1'='1' -- ", base, "ali")
+
+    @staticmethod
+    def _records(*answers):
+        from requests.structures import CaseInsensitiveDict
+
+        from testgen.runner import Exchange, RequestRecord
+
+        records = []
+        for i, (status, content_type, text, duration) in enumerate(answers):
+            record = RequestRecord(i, f"request {i}")
+            record.exchanges.append(Exchange("GET", "http://x/", status, CaseInsensitiveDict(
+                {"Content-Type": content_type}), text, duration))
+            records.append(record)
+        return records
+
+    def _evaluate(self, assertion, records):
+        from testgen.assertions import assertion_evaluate
+        from testgen.placeholders import Resolver
+
+        answer = (lambda i: records[i].exchanges[-1] if 0 <= i < len(records) else None)
+        return assertion_evaluate(assertion, 0, records=records, resolver=Resolver({}, {}, answer)).outcome
+
+    def test_when_content_type_checks_only_matching_answers(self):
+        xss = {"type": "body", "field": "", "condition": "notContains", "value": "<script>", "whenContentType": "html"}
+        assert self._evaluate(xss, self._records((200, "application/json", '{"q": "<script>"}', 1))) == "passed"
+        assert self._evaluate(xss, self._records((200, "text/html", '{"q": "<script>"}', 1))) == "failed"
+
+    def test_otherwise_chains_and_plus_offsets(self):
+        records = self._records((200, "text/html", "", 100.0), (200, "text/html", "", 1000.0), (200, "text/html", "", 150.0))
+        late = {"type": "duration", "field": "", "condition": "lessThan", "value": "{{responses[0].duration}}",
+                "plus": 800, "request": 1}
+        assert self._evaluate(late, records) == "failed"  # 1000 ≥ 100 + 800
+        slow_control = {"type": "duration", "field": "", "condition": "greaterThan",
+                        "value": "{{responses[0].duration}}", "plus": 400, "request": 2}
+        never = {"type": "status", "field": "", "condition": "equals", "value": 500, "request": 0}
+        assert self._evaluate({**late, "otherwise": slow_control}, records) == "failed"
+        assert self._evaluate({**late, "otherwise": {**never, "otherwise": {**slow_control, "plus": 10}}},
+                              records) == "passed"

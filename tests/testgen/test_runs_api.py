@@ -71,8 +71,10 @@ class TestExecution:
         assert test_run_execute(run_id=body["uuid"]) is None  # a duplicate message does nothing
 
         detail = client.get(f"{RUNS}/{body['uuid']}").json()
+        # Only the HTML search page renders a reflection; the JSON endpoints echoing it are no
+        # XSS finding (issue #15).
         assert (detail["status"], detail["numTests"], detail["numPassed"], detail["numFailed"], detail["numErrors"],
-                detail["numNotGenerated"]) == ("DONE", 4, 1, 3, 0, 2)
+                detail["numNotGenerated"]) == ("DONE", 4, 3, 1, 0, 2)
         by_endpoint = {(r["method"], r["endpoint"]): r for r in detail["results"]}
         search = by_endpoint[("GET", "/api/search")]
         assert (search["outcome"], search["templateName"], search["numRequests"]) == ("FAILED", "XSS", 3)

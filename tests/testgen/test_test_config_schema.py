@@ -27,6 +27,8 @@ ASSERTION = {
         "aggregate": {"enum": ["all", "any", "last"]},
         "compare": {"enum": ["exact", "similar"]},
         "ignoreCase": {"type": "boolean"},
+        "whenContentType": {"type": "string"},
+        "plus": {"type": "number"},
         "precondition": {"type": "boolean"},
         "description": {"type": "string"},
         "otherwise": {"$ref": "#/$defs/assertion"},
@@ -54,6 +56,8 @@ TEST_REQUEST = {
         "payload": {"type": "string"},
         "optional": {"type": "boolean"},
         "skipIfEquals": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
+        "jwtAttack": {"enum": ["none", "stripped", "otherKey", "weakSecret", "expired"]},
+        "jwtHeader": {"type": "string"},
     },
 }
 
