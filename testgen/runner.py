@@ -42,6 +42,7 @@ from urllib.parse import urlencode
 from requests.structures import CaseInsensitiveDict
 
 from core.outbound import TargetError, TargetRefused
+from inventory.ingest.credentials import AUTH_SCHEMES
 
 from .assertions import AssertionOutcome, AssertionResult, assertion_evaluate, validate_assertion
 from .client import AnswerTimeout, ConnectionFailed, NotSent, TestClient
@@ -54,6 +55,8 @@ MAX_REPEAT = 1000
 RETRY_BACKOFF_S = 0.2
 # A path parameter left in a URL (one brace each side; environment placeholders have two).
 PATH_PARAMETER = re.compile(r"(?<!\{)\{[^{}/]*\}(?!\})")
+# "Bearer Bearer x": a template wrote the scheme seen in traffic and authToken carried it too.
+DOUBLED_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9-]*) (?=\1 )", re.IGNORECASE)
 
 
 class Outcome:
@@ -270,7 +273,7 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
         url = str(resolver.resolve(request.get("url") or "{{baseUrl}}" + literal(test["endpoint"])))
         headers = CaseInsensitiveDict({k: str(v) for k, v in resolver.resolve(env_headers).items()})
         for name, value in resolver.resolve(request.get("headers") or {}).items():
-            headers[name] = "" if value is None else str(value)
+            headers[name] = "" if value is None else _one_scheme(str(value))
         params = {k: "" if v is None else str(v) for k, v in resolver.resolve(request.get("queryParams") or {}).items()}
         body = resolver.resolve(request.get("body"))
     except Unresolved as exc:
@@ -306,6 +309,12 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
         record.exchanges.append(exchange)
         if exchange.status in stop:
             break
+
+
+def _one_scheme(value: str) -> str:
+    """``Bearer Bearer x`` → ``Bearer x`` (a known auth scheme written twice); anything else as it is."""
+    match = DOUBLED_SCHEME.match(value)
+    return value[match.end():] if match and match.group(1).lower() in AUTH_SCHEMES else value
 
 
 def _refresh_credential(identities: IdentitySet, headers: CaseInsensitiveDict, resolver: Resolver) -> bool:
