@@ -80,7 +80,7 @@ def _wire(row: TestingEnvironment) -> dict:
     if row.headers is not None:
         body["headers"] = dict(row.headers)
     try:
-        body.update(_identities_read(row))
+        body.update(identities_stored(row))
     except AuthTokenUnreadable:
         logger.warning("Testing environment %s: identities cannot be decrypted with the configured key", row.pk)
     for name, value in sorted((row.extra or {}).items()):
@@ -88,7 +88,7 @@ def _wire(row: TestingEnvironment) -> dict:
     return body
 
 
-def _identities_read(row: TestingEnvironment) -> dict:
+def identities_stored(row: TestingEnvironment) -> dict:
     """``{"login": …, "identities": […]}`` (the keys that were set) decrypted from the row."""
     if not row.identities_encrypted:
         return {}
@@ -165,7 +165,7 @@ def run_environment_load(*, overrides: dict[str, str] | None = None) -> RunEnvir
         values["testUserId"] = row.test_user_id
     values.update(overrides)
     values["baseUrl"] = values["baseUrl"].rstrip("/")
-    identities = _identities_read(row)
+    identities = identities_stored(row)
     return RunEnvironment(
         login=identities.get("login"),
         identities=tuple(identities.get("identities") or ()),
