@@ -3,6 +3,8 @@
 in traffic survives redaction and reaches the generated tests (DECISIONS §4)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from inventory.models import ApiTrace
@@ -74,3 +76,17 @@ class TestAuthScheme:
             assert not any(h.startswith("Bearer Bearer") or h.startswith("tk") for h in sent)
         finally:
             target.stop()
+
+
+class TestRateLimitUsesNoRealUser:
+    def test_login_burst_names_a_user_that_does_not_exist(self, client, shop, serve, set_env):
+        answer = client.get("/api/v1/gen-test-endpoint",
+                            {"endpoint": "/api/login", "method": "POST", "type": "RATE_LIMIT"}).json()
+        request = answer["test"]["requests"][0]
+        assert request["body"] == {"username": "apiscope-no-such-user", "password": "apiscope-not-a-password"}
+        assert "alice" not in json.dumps(answer)
+        # Still a real test: the fixed login throttles the burst, the vulnerable one does not.
+        for vulnerable, expected in ((False, 0), (True, 1)):
+            set_env(serve(vulnerable=vulnerable).base_url)
+            status, output = run_command("--endpoint", "/api/login", "--method", "POST", "--type", "RATE_LIMIT")
+            assert status == expected, output
