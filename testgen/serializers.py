@@ -99,6 +99,7 @@ class TestRequestSerializer(serializers.Serializer):
     payload = serializers.CharField(required=False)
     optional = serializers.BooleanField(required=False)
     skipIfEquals = serializers.ListField(child=serializers.CharField(), required=False)
+    identity = serializers.CharField(required=False, help_text="Extension: send this identity's credential.")
 
 
 class TestConfigSerializer(serializers.Serializer):
