@@ -7,7 +7,7 @@ from django.contrib import admin
 from .crypto import InvalidToken, secret_decrypt
 from .models import GLOBAL_ENV_KEY, TestingEnvironment, TestRun, TestRunResult
 from .serializers import GlobalEnvSerializer
-from .services import global_env_set
+from .services import AuthTokenUnreadable, global_env_set, identities_stored
 
 # Serializer (wire) name of each form field, for showing validation errors where they belong.
 _WIRE_TO_FORM = {"baseUrl": "base_url", "authToken": "auth_token", "testUserId": "test_user_id",
@@ -51,6 +51,13 @@ class TestingEnvironmentForm(forms.ModelForm):
             self.add_error("extra", "Expected an object of name: value.")
             return cleaned
         wire.update(extra)
+        # Identities and login recipes are set through the API only; saving here keeps them.
+        if self.instance.pk:
+            try:
+                wire.update(identities_stored(self.instance))
+            except AuthTokenUnreadable:
+                self.add_error(None, "The stored identities cannot be decrypted with the current key: "
+                                     "set them again through PUT /api/v1/testing/global-env.")
         # Operators may store {{env.NAME}} (read by run_security_tests only); the API refuses it.
         serializer = GlobalEnvSerializer(data=wire, context={"allow_env_placeholders": True})
         if not serializer.is_valid():

@@ -30,6 +30,8 @@ class TestingEnvironment(Timestamped):
     key = models.CharField(max_length=32, unique=True, default=GLOBAL_ENV_KEY, editable=False)
     base_url = models.CharField(max_length=2048)
     auth_token_encrypted = models.TextField(blank=True, default="", editable=False)
+    # ``{"identities": [...], "login": {...}}`` as encrypted JSON ("" = neither set; DECISIONS §8).
+    identities_encrypted = models.TextField(blank=True, default="", editable=False)
     test_user_id = models.CharField(max_length=255, null=True, blank=True)
     timeout_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Per-request timeout in milliseconds.")
     retries = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Retries on connection errors.")

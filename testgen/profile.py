@@ -24,6 +24,7 @@ from django.db.models.functions import RowNumber
 from classification.models import DataField
 from core.enums import DataSection
 from core.jsontypes import json_type
+from inventory.ingest.credentials import AUTH_SCHEMES
 from inventory.models import ApiTrace, Endpoint, ObservedPath
 from inventory.patterns.segments import path_segments, segment_is_parameter
 
@@ -95,6 +96,7 @@ class EndpointProfile:
     path: str
     is_authenticated: bool
     credential_header: str = "Authorization"
+    credential_scheme: str = ""  # "Bearer" when traffic showed "Bearer [REDACTED]"; "" when none was seen
     segments: list[str] = field(default_factory=list)  # example concrete path, split, values unencoded
     path_inputs: list[Input] = field(default_factory=list)
     query_inputs: list[Input] = field(default_factory=list)
@@ -214,6 +216,16 @@ def profile_load(*, endpoint: Endpoint) -> EndpointProfile:
     return profiles_load(endpoints=[endpoint])[endpoint.uuid]
 
 
+def _credential_scheme(traces, name: str) -> str:
+    """The scheme word kept by redaction (``Bearer [REDACTED]``) in the first trace carrying header ``name``."""
+    for trace in traces:
+        for header in trace[2] or []:
+            if isinstance(header, dict) and str(header.get("name", "")).lower() == name:
+                word, sep, rest = str(header.get("value", "")).partition(" ")
+                return word if sep and rest.strip() and word.lower() in AUTH_SCHEMES else ""
+    return ""
+
+
 def _header(headers: Any, name: str) -> str:
     for item in headers or []:
         if isinstance(item, dict) and str(item.get("name", "")).lower() == name:
@@ -240,6 +252,7 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
     for name in CREDENTIAL_HEADERS:
         if name in seen_headers:
             profile.credential_header = CANONICAL_HEADER[name]
+            profile.credential_scheme = _credential_scheme(traces, name)
             break
 
     # Path parameters: example values from the newest observed path.

@@ -44,10 +44,12 @@ from urllib.parse import urlencode
 from requests.structures import CaseInsensitiveDict
 
 from core.outbound import TargetError, TargetRefused
+from inventory.ingest.credentials import AUTH_SCHEMES
 
 from . import jwt
 from .assertions import AssertionOutcome, AssertionResult, assertion_evaluate, validate_assertion
 from .client import AnswerTimeout, ConnectionFailed, NotSent, TestClient
+from .identities import IdentitySet, LoginFailed, UnknownIdentity
 from .placeholders import MISSING, Resolver, Unresolved, literal
 from .services.environment import RunEnvironment
 from .targets import TargetGuard
@@ -56,6 +58,8 @@ MAX_REPEAT = 1000
 RETRY_BACKOFF_S = 0.2
 # A path parameter left in a URL (one brace each side; environment placeholders have two).
 PATH_PARAMETER = re.compile(r"(?<!\{)\{[^{}/]*\}(?!\})")
+# "Bearer Bearer x": a template wrote the scheme seen in traffic and authToken carried it too.
+DOUBLED_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9-]*) (?=\1 )", re.IGNORECASE)
 
 
 class Outcome:
@@ -188,11 +192,14 @@ def _send(client: TestClient, *, method: str, url: str, headers: CaseInsensitive
 
 
 def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, str] | None = None,
-             verify_tls: bool = True, client: TestClient | None = None) -> TestResult:
+             verify_tls: bool = True, client: TestClient | None = None,
+             identities: IdentitySet | None = None) -> TestResult:
     """Run one TestConfig against the environment (see the module docstring).
 
     ``environ``: the only values ``{{env.NAME}}`` may take (the caller's policy decides which; none
     by default). ``client``: the run's client (a new one on the settings' policy by default).
+    ``identities``: the run's test users (logged in by :func:`tests_run`; by default the
+    environment's, with the tokens as configured).
     Raises ``TargetRefused`` when a request's target is refused (that request was not sent)."""
     started = time.perf_counter()
     result = TestResult(
@@ -217,7 +224,9 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
             return records[index].exchanges[-1]
         return None
 
-    resolver = Resolver(environment.values, environ or {}, answer)
+    client = client or TestClient(TargetGuard.from_settings(), verify_tls=verify_tls)
+    identities = identities or IdentitySet(environment, client, environ)
+    resolver = Resolver({**environment.values, **identities.values()}, environ or {}, answer)
     for record in records:  # the injected value as sent (a payload built from traffic holds escapes)
         try:
             record.payload = str(resolver.resolve(record.payload)) if record.payload else record.payload
@@ -238,10 +247,9 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
             result.message = f"request {record.index} needs {{{{{missing[0]}}}}}, which is not set"
             return result
 
-    client = client or TestClient(TargetGuard.from_settings(), verify_tls=verify_tls)
     for record, request in zip(records, test["requests"], strict=True):
         if not record.skipped:
-            _run_request(client, test, request, record, resolver, environment, env_headers)
+            _run_request(client, test, request, record, resolver, environment, env_headers, identities)
 
     result.requests = records
     result.assertions = _evaluate_all(test, records, resolver)
@@ -253,7 +261,7 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
 test_run.__test__ = False
 
 
-def _run_request(client, test, request, record, resolver, environment, env_headers) -> None:
+def _run_request(client, test, request, record, resolver, environment, env_headers, identities) -> None:
     skip = request.get("skipIfEquals")
     if isinstance(skip, list) and len(skip) == 2:
         try:
@@ -268,12 +276,20 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
         url = str(resolver.resolve(request.get("url") or "{{baseUrl}}" + literal(test["endpoint"])))
         headers = CaseInsensitiveDict({k: str(v) for k, v in resolver.resolve(env_headers).items()})
         for name, value in resolver.resolve(request.get("headers") or {}).items():
-            headers[name] = "" if value is None else str(value)
+            headers[name] = "" if value is None else _one_scheme(str(value))
         params = {k: "" if v is None else str(v) for k, v in resolver.resolve(request.get("queryParams") or {}).items()}
         body = resolver.resolve(request.get("body"))
     except Unresolved as exc:
         record.skipped = f"needs {exc} from an earlier answer, which did not come"
         return
+    if request.get("identity") is not None:
+        try:
+            identity = identities.identity(str(request["identity"]))
+        except UnknownIdentity:
+            record.skipped = f"identity {request['identity']} is not configured"
+            return
+        if identity.credential():
+            headers[identity.header] = identity.credential()
     for name in request.get("omitHeaders") or []:
         headers.pop(str(name), None)
     if request.get("jwtAttack") and not _forge_jwt(request, headers, record):
@@ -286,9 +302,15 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
     timeout_ms = request.get("timeout") if isinstance(request.get("timeout"), int) and request["timeout"] > 0 \
         else environment.timeout_ms
     stop = {s for s in request.get("stopWhenStatus") or [] if isinstance(s, int)}
+    refreshed = False
     for _ in range(request.get("repeat", 1)):
         exchange = _send(client, method=method, url=url, headers=headers, params=params or None, data=data,
                          timeout_ms=timeout_ms, retries=environment.retries)
+        if exchange.status == 401 and not refreshed:
+            refreshed = True
+            if _refresh_credential(identities, headers, resolver):
+                exchange = _send(client, method=method, url=url, headers=headers, params=params or None, data=data,
+                                 timeout_ms=timeout_ms, retries=environment.retries)
         record.exchanges.append(exchange)
         if exchange.status in stop:
             break
@@ -304,6 +326,28 @@ def _forge_jwt(request: dict, headers: CaseInsensitiveDict, record: RequestRecor
         return False
     headers[header] = forged.value
     record.description = f"{record.description}: {forged.description}"
+    return True
+
+
+def _one_scheme(value: str) -> str:
+    """``Bearer Bearer x`` → ``Bearer x`` (a known auth scheme written twice); anything else as it is."""
+    match = DOUBLED_SCHEME.match(value)
+    return value[match.end():] if match and match.group(1).lower() in AUTH_SCHEMES else value
+
+
+def _refresh_credential(identities: IdentitySet, headers: CaseInsensitiveDict, resolver: Resolver) -> bool:
+    """After a 401 to an identity's own request (its current credential in its header): log it in
+    again and put the new credential in ``headers`` and the placeholder values. False when the
+    request was nobody's own (a tampered or missing credential) or the login failed."""
+    owner = identities.owner_of(headers)
+    if owner is None:
+        return False
+    try:
+        identities.refresh(owner)
+    except LoginFailed:
+        return False
+    headers[owner.header] = owner.credential()
+    resolver.values.update(identities.values())
     return True
 
 
@@ -349,7 +393,10 @@ def tests_run(*, tests: Iterable[dict], environment: RunEnvironment, environ: Ma
     ``baseUrl`` is vetted before the first test: a refused one raises ``TargetRefused`` with
     nothing sent at all (a name that does not resolve is left to each test, which then has no
     answer). ``guard``: the run's policy (``TargetGuard.from_settings()`` by default), whose
-    vetted addresses every request of the run reuses."""
+    vetted addresses every request of the run reuses.
+
+    Every identity with a login recipe logs in first: one that cannot raises ``LoginFailed``
+    (nothing else is sent)."""
     client = TestClient(guard or TargetGuard.from_settings(), verify_tls=verify_tls)
     try:
         client.guard.vet_url(environment.base_url)
@@ -357,9 +404,12 @@ def tests_run(*, tests: Iterable[dict], environment: RunEnvironment, environ: Ma
         raise
     except (TargetError, TimeoutError):
         pass
+    identities = IdentitySet(environment, client, environ)
+    identities.login_all()
     results = []
     for position, test in enumerate(tests, start=1):
-        result = test_run(test=test, environment=environment, environ=environ, client=client)
+        result = test_run(test=test, environment=environment, environ=environ, client=client,
+                          identities=identities)
         results.append(result)
         if on_result:
             on_result(position, result)

@@ -12,6 +12,7 @@ from core.enums import HttpMethod
 from core.masking import MaskedForReadKeys, evidence_masked, url_masked
 from detections.serializers import TimestampField
 
+from .identity_serializers import IdentitiesField, LoginSerializer
 from .placeholders import env_references
 from .services.environment import BUILTIN_KEYS
 from .templates import template_names, template_versions
@@ -98,6 +99,7 @@ class TestRequestSerializer(serializers.Serializer):
     payload = serializers.CharField(required=False)
     optional = serializers.BooleanField(required=False)
     skipIfEquals = serializers.ListField(child=serializers.CharField(), required=False)
+    identity = serializers.CharField(required=False, help_text="Extension: send this identity's credential.")
 
 
 class TestConfigSerializer(serializers.Serializer):
@@ -133,7 +135,7 @@ class HostTestGenerationItemSerializer(TestGenerationResultSerializer):
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")
 _EXTRA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-RESERVED_NAMES = {"env", "responses"}
+RESERVED_NAMES = {"env", "responses", "identities"}
 MAX_EXTRA_KEYS = 50
 MAX_VALUE_LENGTH = 8192
 
@@ -206,6 +208,8 @@ class GlobalEnvSerializer(serializers.Serializer):
                                        help_text="Retries of a request on connection errors.")
     headers = serializers.DictField(child=StrictCharField(max_length=MAX_VALUE_LENGTH, allow_blank=True,
                                                           trim_whitespace=False), required=False)
+    login = LoginSerializer(required=False, help_text="How the primary identity logs in (DECISIONS §8).")
+    identities = IdentitiesField(required=False, help_text="Further test users (DECISIONS §8).")
 
     def validate_headers(self, value: dict) -> dict:
         if len(value) > 100:
@@ -228,7 +232,7 @@ class GlobalEnvSerializer(serializers.Serializer):
             if not _EXTRA_NAME.match(str(name)) or name in RESERVED_NAMES:
                 errors[name] = [serializers.ErrorDetail(
                     "Extra keys are placeholder names: a letter or _, then letters, digits or _ (at most 64); "
-                    "'env' and 'responses' are reserved.", code="invalid_key")]
+                    "'env', 'responses' and 'identities' are reserved.", code="invalid_key")]
             else:
                 # Each extra key is validated as a string like the declared ones.
                 self.fields[name] = StrictCharField(max_length=MAX_VALUE_LENGTH, allow_blank=True,
@@ -257,6 +261,8 @@ class GlobalEnvResponseSerializer(serializers.Serializer):
     timeout = serializers.IntegerField(required=False)
     retries = serializers.IntegerField(required=False)
     headers = serializers.DictField(child=serializers.CharField(), required=False)
+    login = serializers.JSONField(required=False)
+    identities = serializers.JSONField(required=False)
 
 
 assert set(BUILTIN_KEYS) == set(GlobalEnvSerializer._declared_fields)

@@ -150,7 +150,8 @@ class TestRunsView(APIView):
                           409: OpenApiResponse(response={"type": "string"},
                                                description="No usable testing environment.")},
                description="Generate and run security tests in the background against the global testing "
-                           "environment. Poll GET /testing/runs/{runId} for the results.",
+                           "environment. Without `type` every applicable template runs on each endpoint; `type` narrows "
+                           "to one. Poll GET /testing/runs/{runId} for the results.",
                tags=["testing"])
     def post(self, request):
         body = validate(TestRunStartSerializer(data=request.data))

@@ -5,6 +5,7 @@ from .environment import (
     global_env_clear,
     global_env_read,
     global_env_set,
+    identities_stored,
     run_environment_load,
 )
 from .generation import NO_TEMPLATE, endpoint_find, test_generate, tests_generate_for_host
@@ -35,6 +36,7 @@ __all__ = [
     "global_env_clear",
     "global_env_read",
     "global_env_set",
+    "identities_stored",
     "run_environment_load",
     "test_generate",
     "tests_generate_for_host",

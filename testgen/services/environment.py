@@ -7,6 +7,7 @@ Only the keys that were set are shown. ``authToken`` is encrypted at rest.
 """
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 
@@ -21,7 +22,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_TIMEOUT_MS = 10_000
 DEFAULT_RETRIES = 2
 
-BUILTIN_KEYS = ("baseUrl", "authToken", "testUserId", "timeout", "retries", "headers")
+BUILTIN_KEYS = ("baseUrl", "authToken", "testUserId", "timeout", "retries", "headers", "login", "identities")
+# Stored together, encrypted (DECISIONS §8): they hold tokens and login bodies (passwords).
+IDENTITY_KEYS = ("login", "identities")
 
 
 class AuthTokenUnreadable(Exception):
@@ -41,6 +44,8 @@ class RunEnvironment:
     timeout_ms: int = DEFAULT_TIMEOUT_MS
     retries: int = DEFAULT_RETRIES
     headers: dict[str, str] = field(default_factory=dict)
+    login: dict | None = None  # the primary identity's login recipe
+    identities: tuple[dict, ...] = ()  # further test users, as set (wire keys)
 
 
 def _global_row() -> TestingEnvironment | None:
@@ -74,9 +79,30 @@ def _wire(row: TestingEnvironment) -> dict:
         body["retries"] = row.retries
     if row.headers is not None:
         body["headers"] = dict(row.headers)
+    try:
+        body.update(identities_stored(row))
+    except AuthTokenUnreadable:
+        logger.warning("Testing environment %s: identities cannot be decrypted with the configured key", row.pk)
     for name, value in sorted((row.extra or {}).items()):
         body.setdefault(name, value)
     return body
+
+
+def identities_stored(row: TestingEnvironment) -> dict:
+    """``{"login": …, "identities": […]}`` (the keys that were set) decrypted from the row."""
+    if not row.identities_encrypted:
+        return {}
+    try:
+        return json.loads(secret_decrypt(row.identities_encrypted))
+    except InvalidToken as exc:
+        raise AuthTokenUnreadable(
+            "The stored identities cannot be decrypted with FIELD_ENCRYPTION_KEY; set the environment again."
+        ) from exc
+
+
+def _identities_encrypted(values: dict) -> str:
+    kept = {key: values[key] for key in IDENTITY_KEYS if values.get(key) is not None}
+    return secret_encrypt(json.dumps(kept)) if kept else ""
 
 
 def global_env_set(*, values: dict) -> dict:
@@ -97,10 +123,12 @@ def global_env_set(*, values: dict) -> dict:
         row.timeout_ms = values.get("timeout")
         row.retries = values.get("retries")
         row.headers = values.get("headers")
+        row.identities_encrypted = _identities_encrypted(values)
         row.extra = {k: v for k, v in values.items() if k not in BUILTIN_KEYS}
         row.full_clean()
         row.save()
-    logger.info("Testing environment %s replaced (%d extra keys)", row.pk, len(row.extra))
+    logger.info("Testing environment %s replaced (%d extra keys, %d identities)", row.pk, len(row.extra),
+                len(values.get("identities") or []))
     return _wire(row)
 
 
@@ -137,7 +165,10 @@ def run_environment_load(*, overrides: dict[str, str] | None = None) -> RunEnvir
         values["testUserId"] = row.test_user_id
     values.update(overrides)
     values["baseUrl"] = values["baseUrl"].rstrip("/")
+    identities = identities_stored(row)
     return RunEnvironment(
+        login=identities.get("login"),
+        identities=tuple(identities.get("identities") or ()),
         base_url=values["baseUrl"],
         values=values,
         timeout_ms=row.timeout_ms if row.timeout_ms is not None else DEFAULT_TIMEOUT_MS,

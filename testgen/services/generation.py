@@ -138,6 +138,39 @@ def tests_generate_for_host(*, host: str, template_name: str | None = None,
     return items
 
 
+def tests_generate_every(*, endpoints: list[Endpoint], host_id: int | None = None) -> list[dict[str, Any]]:
+    """What a run without a template covers: one result per applicable template per endpoint
+    (DECISIONS §8 order), each carrying ``endpoint`` and ``method``; an endpoint no template
+    applies to gives one ``{success: false, …}`` item. ``host_id``: all endpoints are of that host
+    (profiles loaded together)."""
+    profiles = profiles_load(endpoints=endpoints, host_id=host_id) if host_id is not None else {}
+    context = GenerationContext.from_settings()
+    items: list[dict[str, Any]] = []
+    for endpoint in endpoints:
+        profile = profiles.get(endpoint.uuid) or profile_load(endpoint=endpoint)
+        generated = []
+        for template in templates_by_priority():
+            if template.applies(profile):
+                result = test_generate(endpoint=endpoint, template_name=template.name, version=template.version,
+                                       profile=profile, context=context)
+                if result["success"]:
+                    generated.append({**result, "endpoint": endpoint.path, "method": endpoint.method})
+        items.extend(generated or [{"success": False, "endpoint": endpoint.path, "method": endpoint.method,
+                                    "msg": NO_TEMPLATE}])
+    return items
+
+
+def host_endpoints(host: str) -> tuple[int | None, list[Endpoint]]:
+    """The host's id and endpoints (by path, then method); ``(None, [])`` for an unknown host."""
+    host_row = Host.objects.filter(name__iexact=host).first()
+    if host_row is None:
+        return None, []
+    endpoints = sorted(Endpoint.objects.filter(host=host_row).select_related("host"),
+                       key=lambda e: (e.path, METHOD_ORDER.get(e.method, 99)))
+    return host_row.id, endpoints
+
+
 # Named like tests, but they are services: keep pytest from collecting them where imported.
 test_generate.__test__ = False
 tests_generate_for_host.__test__ = False
+tests_generate_every.__test__ = False

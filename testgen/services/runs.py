@@ -25,10 +25,11 @@ from core.logsafe import withheld
 from core.outbound import TargetRefused
 from inventory.models import Host
 
+from ..identities import LoginFailed
 from ..models import TestRun, TestRunResult
 from ..runner import TestResult, tests_run
 from .environment import AuthTokenUnreadable, RunEnvironment, run_environment_load
-from .generation import endpoint_find, test_generate, tests_generate_for_host
+from .generation import endpoint_find, host_endpoints, test_generate, tests_generate_every, tests_generate_for_host
 from .run_policy import RunRefused, env_allowed, env_references_check
 
 logger = logging.getLogger(__name__)
@@ -41,17 +42,27 @@ REENQUEUE_AFTER = timedelta(minutes=2)
 def tests_collect(*, host: str | None = None, endpoint: str | None = None, method: str | None = None,
                   template_name: str | None = None, version: int | None = None) -> tuple[list[dict], int]:
     """Generate the tests a run covers: one endpoint (``endpoint``, narrowed by host/method),
-    every endpoint of ``host``, or every endpoint of every host. Returns the tests and the
-    number of endpoints without a suitable template. Raises ``TestEndpointNotFound``."""
+    every endpoint of ``host``, or every endpoint of every host. Without ``template_name`` every
+    applicable template runs on each endpoint (DECISIONS §8 and issue #15); with it, that one.
+    Returns the tests and the number of endpoints without a suitable template. Raises
+    ``TestEndpointNotFound``."""
     options = {"template_name": template_name, "version": version}
     if endpoint:
-        results = [test_generate(endpoint=endpoint_find(endpoint=endpoint, host=host, method=method), **options)]
+        found = endpoint_find(endpoint=endpoint, host=host, method=method)
+        results = (tests_generate_every(endpoints=[found]) if template_name is None
+                   else [test_generate(endpoint=found, **options)])
     else:
         hosts = [host] if host else list(
             Host.objects.filter(endpoints__isnull=False).distinct().order_by("name").values_list("name", flat=True))
-        results = [item for name in hosts for item in tests_generate_for_host(host=name, **options)]
+        results = []
+        for name in hosts:
+            if template_name is None:
+                host_id, endpoints = host_endpoints(name)
+                results += tests_generate_every(endpoints=endpoints, host_id=host_id)
+            else:
+                results += tests_generate_for_host(host=name, **options)
     tests = [r["test"] for r in results if r.get("success")]
-    return tests, len(results) - len(tests)
+    return tests, sum(1 for r in results if not r.get("success"))
 
 
 def _environment_or_conflict() -> RunEnvironment:
@@ -125,9 +136,9 @@ def test_run_execute(*, run_id) -> TestRun | None:
         return run
     try:
         results = tests_run(tests=tests, environment=environment, environ={})
-    except (TargetRefused, ImproperlyConfigured) as exc:
+    except (TargetRefused, ImproperlyConfigured, LoginFailed) as exc:
         test_run_fail(run=run, error=str(exc))
-        logger.warning("Test run %s refused its target (%s)", run.uuid, type(exc).__name__)
+        logger.warning("Test run %s could not start (%s)", run.uuid, type(exc).__name__)
         return run
     except Exception as exc:
         logger.error("Test run %s stopped on an unexpected error", run.uuid, exc_info=withheld(exc))
@@ -188,7 +199,7 @@ def test_run_cli(*, environment: RunEnvironment, tests: list[dict], not_generate
         env_references_check(environment=environment, tests=tests, allowlist=settings.TESTING_ENV_ALLOWLIST)
         results = tests_run(tests=tests, environment=environment, environ=env_allowed(environ),
                             verify_tls=verify_tls, on_result=on_result)
-    except (RunRefused, TargetRefused, ImproperlyConfigured) as exc:
+    except (RunRefused, TargetRefused, ImproperlyConfigured, LoginFailed) as exc:
         test_run_fail(run=run, error=str(exc))
         raise RunRefused(str(exc)) from None
     return test_run_record(run=run, results=results, not_generated=not_generated), results

@@ -131,8 +131,12 @@ def path_url(segments: list[str]) -> str:
 
 
 def auth_headers(profile: EndpointProfile) -> dict[str, str]:
-    """The test user's credentials, in the header the endpoint's traffic used."""
-    return {profile.credential_header: "{{authToken}}"} if profile.is_authenticated else {}
+    """The test user's credentials, in the header the endpoint's traffic used, with the scheme it
+    showed (``Bearer {{authToken}}``; the runner sends one scheme word when ``authToken`` carries it too)."""
+    if not profile.is_authenticated:
+        return {}
+    scheme = f"{profile.credential_scheme} " if profile.credential_scheme else ""
+    return {profile.credential_header: scheme + "{{authToken}}"}
 
 
 def build_request(profile: EndpointProfile, description: str, *, segments: list[str] | None = None,

@@ -89,3 +89,17 @@ def test_operators_may_store_environment_variable_placeholders_for_the_command(a
     row = TestingEnvironment.objects.get()
     assert (secret_decrypt(row.auth_token_encrypted), row.headers) == ("Bearer {{env.API_TOKEN}}",
                                                                       {"X-Env": "{{env.TENANT}}"})
+
+
+def test_saving_in_the_admin_keeps_identities_set_through_the_api(admin_client, client):
+    identities = [{"name": "bob", "userId": "2", "login": {"url": "/login", "tokenPath": "token",
+                                                           "body": {"password": "pw-bob-9"}}}]
+    assert client.put("/api/v1/testing/global-env", {"baseUrl": "https://staging.shop.test",
+                                                     "identities": identities}, format="json").status_code == 200
+    change = f"/admin/testgen/testingenvironment/{TestingEnvironment.objects.get().pk}/change/"
+    page = admin_client.get(change)
+    assert b"pw-bob-9" not in page.content
+    assert admin_client.post(change, form(base_url="http://api:3000")).status_code == 302
+    shown = client.get("/api/v1/testing/global-env").json()
+    assert shown["baseUrl"] == "http://api:3000"
+    assert shown["identities"][0]["login"]["body"] == {"password": "pw-bob-9"}

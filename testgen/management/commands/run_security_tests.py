@@ -32,7 +32,7 @@ class Command(BaseCommand):
         parser.add_argument("--host", help="Only endpoints of this host.")
         parser.add_argument("--endpoint", help="One endpoint: path pattern, concrete path or uuid.")
         parser.add_argument("--method", choices=HttpMethod.values, help="Narrow --endpoint to this method.")
-        parser.add_argument("--type", choices=template_names(), help="Template to use (default: the most relevant).")
+        parser.add_argument("--type", choices=template_names(), help="Only this template (default: every applicable template per endpoint).")
         parser.add_argument("--template-version", type=int, help="Template version (with --type).")
         parser.add_argument("--file", help="Run the tests of this JSON file instead of generating: a TestConfig, "
                                            "a list of them, or gen-test-endpoint(s) output.")
