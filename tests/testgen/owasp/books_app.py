@@ -15,9 +15,11 @@ Routes (``Authorization: Bearer <jwt>`` unless said otherwise):
 * Registration and password changes are throttled in every twin: ``ROUTE_LIMIT`` per ``WINDOW_S``
   (a well-built API limits its credential flows; these limits are not flaws under test).
 * ``GET /users/v1``: all users. ``data_exposure``: each entry carries the stored password.
-* ``GET /users/v1/{username}``: the caller's own user (admins: any). ``sqli``: the username is
+* ``GET /users/v1/{username}``: the caller's own user with its numeric ``id`` (admins: any). ``sqli``: the username is
   concatenated into the SQL text and database errors are answered.
 * ``PUT /users/v1/{username}/password`` ``{password}``: ``bola_password``: any user's password is
+  changed; fixed: only the caller's own (403 otherwise).
+* ``PUT /users/v1/{id}/email`` ``{email}`` (numeric user id): ``bola_email``: any user's email is
   changed; fixed: only the caller's own (403 otherwise).
 * ``GET /books/v1``: titles. ``POST /books/v1`` ``{title, secret}`` -> 201 the book.
 * ``GET /books/v1/{id}``: a book with its secret. ``bola_read``: anyone's; fixed: the owner's only (404).
@@ -36,7 +38,7 @@ import sqlite3
 import threading
 import time
 
-FLAWS = ("sqli", "bola_password", "bola_read", "mass_assignment", "data_exposure", "enumeration",
+FLAWS = ("sqli", "bola_password", "bola_email", "bola_read", "mass_assignment", "data_exposure", "enumeration",
          "unthrottled_login", "weak_jwt_secret", "jwt_alg_none")
 WEAK_SECRET = "secret"
 LOGIN_FAILURES_ALLOWED = 5
@@ -103,9 +105,11 @@ class BooksApp:
         self.lock = threading.Lock()
         self.attempts: dict[str, list[float]] = {}
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
-        self.db.execute("CREATE TABLE users (username TEXT PRIMARY KEY, password TEXT, email TEXT, admin INTEGER)")
+        self.db.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT UNIQUE, password TEXT, email TEXT, "
+                        "admin INTEGER)")
         self.db.execute("CREATE TABLE books (id INTEGER PRIMARY KEY, owner TEXT, title TEXT, secret TEXT)")
-        self.db.executemany("INSERT INTO users VALUES (?, ?, ?, 0)", SEED_USERS)
+        self.db.executemany("INSERT INTO users (username, password, email, admin) VALUES (?, ?, ?, 0)",
+                            SEED_USERS)
         self.db.executemany("INSERT INTO books (owner, title, secret) VALUES (?, ?, ?)", SEED_BOOKS)
 
     def _throttled(self, key: str, limit: int, *, count: bool = True) -> bool:
@@ -151,8 +155,8 @@ class BooksApp:
             return None
         name = self.jwt.subject(header[7:].strip())
         with self.lock:
-            row = self.db.execute("SELECT username, admin FROM users WHERE username = ?", (name,)).fetchone()
-        return (row[0], bool(row[1])) if row else None
+            row = self.db.execute("SELECT username, admin, id FROM users WHERE username = ?", (name,)).fetchone()
+        return (row[0], bool(row[1]), row[2]) if row else None
 
     def route(self, environ):
         method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")
@@ -169,6 +173,8 @@ class BooksApp:
             return self.user_read(caller, m.group(1))
         if (m := re.fullmatch(r"/users/v1/([^/]+)/password", path)) and method == "PUT":
             return self.password_change(environ, caller, m.group(1))
+        if (m := re.fullmatch(r"/users/v1/([^/]+)/email", path)) and method == "PUT":
+            return self.email_change(environ, caller, m.group(1))
         if path == "/books/v1" and method == "GET":
             return self.books_list()
         if path == "/books/v1" and method == "POST":
@@ -189,7 +195,8 @@ class BooksApp:
         with self.lock:
             if self.db.execute("SELECT 1 FROM users WHERE username = ?", (fields[0],)).fetchone():
                 return 400, {"status": "fail", "message": "User already exists"}
-            self.db.execute("INSERT INTO users VALUES (?, ?, ?, ?)", (*fields, int(admin)))
+            self.db.execute("INSERT INTO users (username, password, email, admin) VALUES (?, ?, ?, ?)",
+                            (*fields, int(admin)))
         return 201, {"status": "success", "message": "Successfully registered", "username": fields[0]}
 
     def login(self, environ):
@@ -219,14 +226,14 @@ class BooksApp:
     def user_read(self, caller, username: str):
         with self.lock:
             if "sqli" in self.flaws:
-                row = self.db.execute("SELECT username, email, admin FROM users WHERE username = '"
+                row = self.db.execute("SELECT username, email, admin, id FROM users WHERE username = '"
                                       + username + "'").fetchone()
             else:
-                row = self.db.execute("SELECT username, email, admin FROM users WHERE username = ?",
+                row = self.db.execute("SELECT username, email, admin, id FROM users WHERE username = ?",
                                       (username,)).fetchone()
         if row is None or (row[0] != caller[0] and not caller[1]):
             return 404, {"status": "fail", "message": "User not found"}
-        return 200, {"username": row[0], "email": row[1], "admin": bool(row[2])}
+        return 200, {"id": row[3], "username": row[0], "email": row[1], "admin": bool(row[2])}
 
     def password_change(self, environ, caller, username: str):
         if self._throttled(f"password:{caller[0]}", ROUTE_LIMIT):
@@ -239,6 +246,18 @@ class BooksApp:
         with self.lock:
             changed = self.db.execute("UPDATE users SET password = ? WHERE username = ?",
                                       (password, username)).rowcount
+        return (204, None) if changed else (404, {"status": "fail", "message": "User not found"})
+
+    def email_change(self, environ, caller, raw_id: str):
+        if not raw_id.isdigit():
+            return 404, {"status": "fail", "message": "User not found"}
+        if int(raw_id) != caller[2] and "bola_email" not in self.flaws:
+            return 403, {"status": "fail", "message": "You can only change your own email"}
+        email = self._body(environ).get("email")
+        if not isinstance(email, str) or "@" not in email:
+            return 400, {"status": "fail", "message": "a valid email is required"}
+        with self.lock:
+            changed = self.db.execute("UPDATE users SET email = ? WHERE id = ?", (email, int(raw_id))).rowcount
         return (204, None) if changed else (404, {"status": "fail", "message": "User not found"})
 
     # --- books -------------------------------------------------------------------------

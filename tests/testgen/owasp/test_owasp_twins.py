@@ -30,6 +30,8 @@ ROWS = [
          "the username path segment stays literal (`/users/v1/alice`): no input to inject into"),
     Flaw("bola_password", "API1:2023 Broken object level authorization", ("BOLA",),
          r"PUT /users/v1/[^/]+/password", "Build 2: another identity's object in the path, effect read back"),
+    Flaw("bola_email", "API1:2023 Broken object level authorization", ("BOLA",),
+         r"PUT /users/v1/[^/]+/email", "Build 2: the test identity's own ids, effect read back"),
     Flaw("bola_read", "API1:2023 Broken object level authorization", ("BOLA",), r"GET /books/v1/[^/]+",
          "Build 2: objects per identity (ids seen in traffic are assumed to be someone else's)"),
     Flaw("mass_assignment", "API3:2023 Broken object property level authorization", ("MASS_ASSIGNMENT",),
@@ -57,6 +59,8 @@ NOT_DETECTED = {
                     "anyway; Build 4 (alg none on the test identity's own claims)",
 }
 FALSE_FINDINGS = {
+    "bola_email": "BOLA takes user id 1 (alice's own; testUserId is her username, the key the other paths use) "
+                  "for another user's and flags the 204 of her own change; Build 2 (ids per identity and type)",
     "bola_read": "BOLA takes book 1 (alice's own, seen in traffic) for another user's object; Build 2 "
                  "(object ids per identity)",
     "enumeration": "SQL_INJECTION's boolean pair on the login body gets 401 then 429 (the per-user lockout), "

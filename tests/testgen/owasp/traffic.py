@@ -65,7 +65,10 @@ def user_session(base_url: str) -> None:
         tokens[name] = answer["auth_token"]
     call(base_url, "POST", "/users/v1/login", body={"username": "alice", "password": "typo"})
     for name, token in tokens.items():
-        assert call(base_url, "GET", f"/users/v1/{name}", token=token)[0] == 200
+        status, me = call(base_url, "GET", f"/users/v1/{name}", token=token)
+        assert status == 200, me
+        assert call(base_url, "PUT", f"/users/v1/{me['id']}/email", token=token,
+                    body={"email": f"{name}@mail.books.test"})[0] == 204
     assert call(base_url, "GET", "/users/v1", token=tokens["alice"])[0] == 200
     assert call(base_url, "PUT", "/users/v1/carol/password", token=tokens["carol"],
                 body={"password": "Carol-pw-4"})[0] == 204
