@@ -77,7 +77,8 @@ def endpoints(host: str, pattern: str = ".*") -> list[tuple[str, str]]:
 
 def measure(client, app: BooksApp, host: str, plan: list[tuple[str, tuple[str, str] | None]]) -> Measure:
     """Serve ``app``, point the global environment at it (alice's bearer token, as an operator pastes
-    it), run each (template, endpoint or None for the whole host) and collect every result."""
+    it), run each (template or None for the default selection, endpoint or None for the whole host)
+    and collect every result."""
     target = RunningTarget(app)
     found = Measure()
     try:
@@ -94,8 +95,9 @@ def measure(client, app: BooksApp, host: str, plan: list[tuple[str, tuple[str, s
     return found
 
 
-def _run(client, host: str, template: str, endpoint: tuple[str, str] | None) -> list[Result]:
-    args = ["--host", host, "--type", template]
+def _run(client, host: str, template: str | None, endpoint: tuple[str, str] | None) -> list[Result]:
+    """One run; ``template`` None is a run without ``--type`` (the default selection)."""
+    args = ["--host", host] + (["--type", template] if template else [])
     if endpoint:
         args += ["--method", endpoint[0], "--endpoint", endpoint[1]]
     try:
