@@ -70,7 +70,8 @@ FALSE_FINDINGS = {
 
 @pytest.fixture(scope="module")
 def measured(django_db_setup, django_db_blocker):
-    """Every twin measured once: {"vulnerable": {flaw: Measure}, "fixed": Measure}."""
+    """Every twin measured once: {"vulnerable": {flaw: Measure}, "fixed", "default" (a run without --type
+    on the unthrottled-login twin): Measure, "endpoints": the vulnerable host's inventory}."""
     from django.core.management import call_command
     from rest_framework.test import APIClient
 
