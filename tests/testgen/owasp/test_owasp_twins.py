@@ -1,0 +1,150 @@
+"""The yardstick of issue #15: do generated tests find the common real flaws of the OWASP API
+Security Top 10 in an API not written for them, and stay silent on its fixed twin?
+
+Each flaw is switched on alone in a vulnerable twin of the books API (books_app.py); the fixed
+twin has none. Traffic of ordinary use is recorded from the all-flaws app and from the fixed app
+(two hosts), ingested through ``/api/v1/log-request/batch`` and a real Celery worker; the global
+environment is set through ``PUT /api/v1/testing/global-env``; ``run_security_tests`` generates and
+runs the tests, and the results are read back through the runs API (harness.py).
+
+Rows our tests do not get right today are ``xfail(strict=True)`` naming the Build item of #15 that
+should fix them, so they turn into failures (to be promoted to plain assertions) once it does.
+The table and the figure are in docs/testgen.md, "OWASP twin targets".
+"""
+from __future__ import annotations
+
+import pytest
+
+from core.models import ApiKey
+from tests.support.processes import start_worker
+from tests.testgen.owasp.books_app import FLAWS, BooksApp
+from tests.testgen.owasp.harness import TEMPLATES, Flaw, endpoints, ingest, measure
+from tests.testgen.owasp.traffic import Recorder, call, user_session
+from tests.testgen.target_app import RunningTarget
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db, pytest.mark.not_on_sqlite("a real Celery worker on PostgreSQL and Redis")]
+VULNERABLE, FIXED = "vulnerable.books.test", "fixed.books.test"
+ANY = TEMPLATES  # no template is meant for the flaw: a finding counts only if the fixed twin does not give it
+ROWS = [
+    Flaw("sqli", "API8:2019 Injection", ("SQL_INJECTION",), r"GET /users/v1/[^/]+",
+         "the username path segment stays literal (`/users/v1/alice`): no input to inject into"),
+    Flaw("bola_password", "API1:2023 Broken object level authorization", ("BOLA",),
+         r"PUT /users/v1/[^/]+/password", "Build 2: another identity's object in the path, effect read back"),
+    Flaw("bola_email", "API1:2023 Broken object level authorization", ("BOLA",),
+         r"PUT /users/v1/[^/]+/email", "Build 2: the test identity's own ids, effect read back"),
+    Flaw("bola_read", "API1:2023 Broken object level authorization", ("BOLA",), r"GET /books/v1/[^/]+",
+         "Build 2: objects per identity (ids seen in traffic are assumed to be someone else's)"),
+    Flaw("mass_assignment", "API3:2023 Broken object property level authorization", ("MASS_ASSIGNMENT",),
+         r"POST /users/v1/register", "Build 3: read-back through another endpoint by natural key"),
+    Flaw("data_exposure", "API3:2023 Broken object property level authorization", ANY, r"GET /users/v1",
+         "no template flags passwords in answers (named in #15, no Build item)"),
+    Flaw("enumeration", "API2:2023 Broken authentication", ANY, r"POST /users/v1/login",
+         "no template compares answers for unknown user vs wrong password (no Build item)"),
+    Flaw("unthrottled_login", "API4:2023 Unrestricted resource consumption", ("RATE_LIMIT",),
+         r"POST /users/v1/login", "Build 7 (runs cover every template) for runs without --type"),
+    Flaw("weak_jwt_secret", "API2:2023 Broken authentication", ("AUTH_BYPASS",), r".*",
+         "Build 4: tokens signed with common secrets"),
+    Flaw("jwt_alg_none", "API2:2023 Broken authentication", ("AUTH_BYPASS",), r".*",
+         "Build 4 (already sends an `alg: none` token)"),
+]
+# Measured on today's code; a row listed here is xfail(strict=True) with the reason after it.
+NOT_DETECTED = {
+    "bola_password": "the username segment of PUT /users/v1/carol/password stays literal, so BOLA does not apply; "
+                     "Build 2 (another identity's object named in the path, effect read back as its owner)",
+    "mass_assignment": "the register answer has no id and no read-back is made, so `admin: true` passes; Build 3",
+    "data_exposure": "no template looks for passwords in answers (named in #15, no Build item)",
+    "enumeration": "no template compares the answers for an unknown user and a wrong password (no Build item)",
+    "weak_jwt_secret": "AUTH_BYPASS never signs with common secrets; Build 4",
+    "jwt_alg_none": "the unsigned token carries invented claims (no exp, unknown sub), so a real API refuses it "
+                    "anyway; Build 4 (alg none on the test identity's own claims)",
+}
+FALSE_FINDINGS = {
+    "bola_email": "BOLA takes user id 1 (alice's own; testUserId is her username, the key the other paths use) "
+                  "for another user's and flags the 204 of her own change; Build 2 (ids per identity and type)",
+    "bola_read": "BOLA takes book 1 (alice's own, seen in traffic) for another user's object; Build 2 "
+                 "(object ids per identity)",
+    "enumeration": "SQL_INJECTION's boolean pair on the login body gets 401 then 429 (the per-user lockout), "
+                   "which it reads as injection; Build 5 (baseline control)",
+}
+
+
+@pytest.fixture(scope="module")
+def measured(django_db_setup, django_db_blocker):
+    """Every twin measured once: {"vulnerable": {flaw: Measure}, "fixed", "default" (a run without --type
+    on the unthrottled-login twin): Measure, "endpoints": the vulnerable host's inventory}."""
+    from django.core.management import call_command
+    from rest_framework.test import APIClient
+
+    from tests.conftest import seed_builtin_data_classes
+
+    with django_db_blocker.unblock():
+        worker = start_worker("celery", pool="solo")
+        try:
+            client = APIClient()
+            client.credentials(HTTP_AUTHORIZATION=ApiKey.issue(name="owasp yardstick")[1])
+            ingest(client, _recorded(BooksApp(FLAWS), VULNERABLE) + _recorded(BooksApp(), FIXED),
+                   {VULNERABLE, FIXED}, worker)
+            vulnerable = {row.name: measure(client, BooksApp({row.name}), VULNERABLE, _plan(VULNERABLE, row))
+                          for row in ROWS}
+            default = measure(client, BooksApp({"unthrottled_login"}), VULNERABLE, [(None, None)])
+            fixed = measure(client, BooksApp(), FIXED, [(t, None) for t in TEMPLATES])
+            _summary({**vulnerable, "default run, unthrottled_login": default}, fixed)
+            yield {"vulnerable": vulnerable, "fixed": fixed, "default": default, "endpoints": endpoints(VULNERABLE)}
+        finally:
+            worker.stop()
+            call_command("flush", interactive=False, verbosity=0)
+            seed_builtin_data_classes()
+
+
+def _summary(vulnerable: dict, fixed) -> None:
+    """Printed with ``-s``: what each twin's runs found (the table in docs/testgen.md comes from it)."""
+    for name, found in [*vulnerable.items(), ("FIXED", fixed)]:
+        print(f"\n== {name}: {found.runs} runs")
+        for r in found.results:
+            print(f"  {r.outcome:6} {r.template:15} {r.method:5} {r.endpoint}  {r.message[:150]!r}")
+
+
+def _recorded(app: BooksApp, host: str) -> list[dict]:
+    recorder = Recorder(app, host)
+    target = RunningTarget(recorder)
+    try:
+        user_session(target.base_url)
+    finally:
+        target.stop()
+    return recorder.traces
+
+
+def _plan(host: str, row: Flaw) -> list:
+    """Whole-host runs of the row's template, or each template on the row's endpoints."""
+    if row.templates != ANY:
+        return [(t, None) for t in row.templates]
+    return [(t, e) for e in endpoints(host, row.endpoint) for t in ANY]
+
+
+def _mark(row: Flaw, known: dict) -> list:
+    return [pytest.mark.xfail(strict=True, reason=f"issue #15: {known[row.name]}")] if row.name in known else []
+
+
+@pytest.mark.parametrize("row", [pytest.param(r, id=r.name, marks=_mark(r, NOT_DETECTED)) for r in ROWS])
+def test_the_flaw_is_detected_on_its_vulnerable_twin(measured, row):
+    found = measured["vulnerable"][row.name].failed(row.templates, row.endpoint)
+    if row.templates == ANY:
+        also_on_fixed = {(r.template, r.method, r.endpoint) for r in measured["fixed"].failed()}
+        found = [r for r in found if (r.template, r.method, r.endpoint) not in also_on_fixed]
+    assert found, f"no FAILED {'/'.join(row.templates)} on {row.endpoint}; inventory: {measured['endpoints']}"
+
+
+@pytest.mark.parametrize("row", [pytest.param(r, id=r.name, marks=_mark(r, FALSE_FINDINGS)) for r in ROWS])
+def test_the_fixed_twin_gives_no_finding_where_the_flaw_would_be(measured, row):
+    assert measured["fixed"].failed(row.templates, row.endpoint) == []
+
+
+@pytest.mark.xfail(strict=True, reason="issue #15: a run without --type picks one template per endpoint "
+                   "(MASS_ASSIGNMENT for the login body), so login gets no rate-limit test; Build 7")
+def test_a_run_without_type_finds_the_unthrottled_login(measured):
+    assert measured["default"].failed(("RATE_LIMIT",), r"POST /users/v1/login")
+
+
+@pytest.mark.xfail(strict=True, reason="issue #15: false findings on the fixed twin (see the rows above)")
+def test_the_fixed_twin_gives_no_finding_at_all(measured):
+    assert measured["fixed"].failed() == []
