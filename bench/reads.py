@@ -68,7 +68,7 @@ def seed(svc: BenchService, *, endpoints: int, fields_per_endpoint: int, hosts: 
                    (ARRAY['', 'team-a', 'team-b', 'payments-team'])[1 + n % 4],
                    CASE WHEN n % 50 = 0 THEN 'spec-' || (n % 20) ELSE NULL END,
                    (n * 7) % 10 < 6, (n * 7) % 10 >= 6,
-                   CASE WHEN n % 97 = 0 THEN true ELSE NULL END, false, false, NULL, '{}'::jsonb,
+                   CASE WHEN n % 97 = 0 THEN true ELSE NULL END, false, false, NULL, '{{}}'::jsonb,
                    now() - ((n * 37) % 86400) * interval '1 minute',
                    CASE WHEN n % 13 = 0 THEN NULL ELSE now() - ((n * 53) % 100000) * interval '1 second' END,
                    now() - interval '60 days', now()
