@@ -53,11 +53,7 @@ def new_detections(*, params: dict) -> Page:
     offset, limit = params["detectionOffset"], params["detectionLimit"]
     key = ("new_detections", _freeze(dict(params, detectionOffset=None, detectionLimit=None)))
     if params["detectionType"] == "ENDPOINT":
-        queryset = Endpoint.objects.filter(first_detected__isnull=False)
-        if start:
-            queryset = queryset.filter(first_detected__gte=start)
-        if end:
-            queryset = queryset.filter(first_detected__lte=end)
+        queryset = _in_window(Endpoint.objects.filter(first_detected__isnull=False), "first_detected", start, end)
         if hosts:
             queryset = queryset.filter(host__name__in=hosts)
         if risks:
@@ -68,11 +64,7 @@ def new_detections(*, params: dict) -> Page:
         return Page(items=items, total=total)
 
     severities = class_severities()
-    queryset = DataField.objects.select_related("endpoint__host")
-    if start:
-        queryset = queryset.filter(created_at__gte=start)
-    if end:
-        queryset = queryset.filter(created_at__lte=end)
+    queryset = _in_window(DataField.objects.select_related("endpoint__host"), "created_at", start, end)
     if hosts:
         queryset = queryset.filter(endpoint__host__name__in=hosts)
     if risks:
@@ -82,6 +74,15 @@ def new_detections(*, params: dict) -> Page:
     for field in items:
         field.risk_score = field_risk(field.data_classes, severities)
     return Page(items=items, total=total)
+
+
+def _in_window(queryset: QuerySet, field: str, start, end) -> QuerySet:
+    """Rows whose ``field`` lies in [start, end]; an absent bound does not limit."""
+    if start:
+        queryset = queryset.filter(**{f"{field}__gte": start})
+    if end:
+        queryset = queryset.filter(**{f"{field}__lte": end})
+    return queryset
 
 
 def new_detections_agg(*, now: dt.datetime | None = None, days: int = AGG_DAYS) -> list[dict]:
