@@ -47,7 +47,8 @@ def published(monkeypatch) -> list:
 
 
 def burst(endpoint, count: int) -> list[WebhookDelivery]:
-    """``count`` alerts in one transaction: one PENDING delivery each per webhook (not sent: no commit hook runs)."""
+    """``count`` alerts in one transaction: one PENDING delivery each per webhook (not sent: no commit hook
+    runs, or, in a ``transaction=True`` test, its message is recorded by ``published``)."""
     alerts_raise([AlertCandidate(endpoint.uuid, AlertType.PII_DATA,
                                  f"Sensitive data of type email has been detected in field 'f{n}' of Response Body.")
                   for n in range(count)])
@@ -119,7 +120,9 @@ def test_slots_of_a_worker_that_died_holding_them_are_free_after_the_lease(endpo
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_claimers_never_take_more_than_the_slots(endpoint):
+def test_concurrent_claimers_never_take_more_than_the_slots(endpoint, published):
+    # transaction=True: the burst's commit runs the fan-out's hook; ``published`` keeps its send
+    # message from reaching a worker (or running eagerly) and claiming slots before the threads do.
     Webhook.objects.create(url="http://127.0.0.1:9/hook")
     deliveries = burst(endpoint, 40)
     start = threading.Barrier(8)
