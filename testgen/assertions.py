@@ -44,6 +44,9 @@ class AssertionResult:
     outcome: str
     message: str = ""
     precondition: bool = False
+    # The answer that decided a failure (evidence): its request's index and the runner's Exchange.
+    request_index: int | None = None
+    exchange: Any = None
 
 
 def describe(assertion: dict) -> str:
@@ -260,6 +263,8 @@ def _evaluate_with_alternatives(assertion: dict, records: list, resolver: Resolv
         alternative = _evaluate_with_alternatives(assertion["otherwise"], records, resolver)
         if alternative.outcome == AssertionOutcome.PASSED:
             return AssertionResult(0, result.description, AssertionOutcome.PASSED)
+        if result.exchange is None:
+            result.request_index, result.exchange = alternative.request_index, alternative.exchange
         result.message = f"{result.message}; otherwise: {alternative.description}: {alternative.message}"
     return result
 
@@ -298,30 +303,32 @@ def _evaluate(assertion: dict, records: list, resolver: Resolver) -> AssertionRe
     outcomes = []
     for record, exchange in exchanges:
         if exchange.status is None and assertion["type"] != "duration":
-            outcomes.append((False, record, f"no answer ({exchange.error})"))
+            outcomes.append((False, record, f"no answer ({exchange.error})", exchange))
             continue
         if rendered is not None and not re.search(str(rendered), exchange.headers.get("Content-Type") or "",
                                                   re.IGNORECASE):
-            outcomes.append((True, record, ""))  # not an answer of the kind this assertion is about
+            outcomes.append((True, record, "", exchange))  # not an answer of the kind this assertion is about
             continue
         if similar_to is not None and assertion["condition"] in ("equals", "notEquals"):
             same = similar(exchange.text, record.payload, str(expected), similar_to.payload)
             ok = same == (assertion["condition"] == "equals")
             outcomes.append((ok, record, "differs from the answer to request "
-                             f"{similar_to.index}" if not same else "is alike the compared answer"))
+                             f"{similar_to.index}" if not same else "is alike the compared answer", exchange))
             continue
         ok, why = check(assertion["condition"], _actual(assertion, exchange, expected), expected,
                         ignore_case=ignore_case)
-        outcomes.append((ok, record, why))
+        outcomes.append((ok, record, why, exchange))
 
     passed = any(o[0] for o in outcomes) if aggregate == "any" else all(o[0] for o in outcomes)
     if passed:
         return AssertionResult(0, description, AssertionOutcome.PASSED)
     if aggregate == "any":
-        record = outcomes[-1][1]
+        _, record, why, exchange = outcomes[-1]
         return AssertionResult(0, description, AssertionOutcome.FAILED,
-                               f"no answer to request {record.index} did ({len(outcomes)} answers; last {outcomes[-1][2]})")
-    _, record, why = next(o for o in outcomes if not o[0])
+                               f"no answer to request {record.index} did ({len(outcomes)} answers; last {why})",
+                               request_index=record.index, exchange=exchange)
+    _, record, why, exchange = next(o for o in outcomes if not o[0])
     subject = assertion["type"] + (f" {assertion['field']}" if assertion.get("field") else "")
     return AssertionResult(0, description, AssertionOutcome.FAILED,
-                           f"request {record.index} ({record.description}): {subject} {why}")
+                           f"request {record.index} ({record.description}): {subject} {why}",
+                           request_index=record.index, exchange=exchange)
