@@ -10,7 +10,7 @@ or its JSON value when compared with ``equals``/``in`` to a non-string),
 A value absent from the answer fails the positive conditions and passes the
 negative ones (``notEquals``, ``notIn``, ``notContains``, ``notExists``).
 ``contains``/``notContains`` with a list need all/none of its items.
-Extensions: ``request``, ``aggregate``, ``compare``, ``ignoreCase``, ``otherwise`` (nests),
+Extensions: ``request``, ``aggregate``, ``compare``, ``ignoreCase``, ``otherwise`` (nests), ``keys``,
 ``whenContentType``, ``plus``, ``precondition``, ``description`` (see ``docs/testgen.md``).
 """
 from __future__ import annotations
@@ -80,6 +80,13 @@ def validate_assertion(assertion: Any) -> str | None:
             re.compile(str(assertion["whenContentType"]))
         except re.error:
             return "whenContentType must be a regular expression"
+    if "keys" in assertion:
+        if assertion["type"] != "body":
+            return "keys needs type body"
+        try:
+            re.compile(str(assertion["keys"]))
+        except re.error:
+            return "keys must be a regular expression"
     if "plus" in assertion and _number(assertion["plus"]) is None:
         return "plus must be a number"
     if "otherwise" in assertion:
@@ -219,6 +226,38 @@ def check(condition: str, actual: Any, expected: Any, *, ignore_case: bool = Fal
 
 # --- evaluation -------------------------------------------------------------------------
 
+_MAX_KEYED = 1000  # values under matching keys checked per answer (a huge listing stops there)
+
+
+def _keyed_values(value: Any, pattern: re.Pattern, path: str = "", depth: int = 0) -> list[tuple[str, Any]]:
+    """(dotted path, value) of every key of a JSON value whose whole name matches ``pattern``."""
+    found: list[tuple[str, Any]] = []
+    if depth > 64:
+        return found
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        where = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else str(key)
+        if isinstance(key, str) and pattern.fullmatch(key):
+            found.append((where, item))
+        found += _keyed_values(item, pattern, where, depth + 1)
+        if len(found) >= _MAX_KEYED:
+            break
+    return found
+
+
+def _check_keys(assertion: dict, exchange: Any, expected: Any, ignore_case: bool) -> tuple[bool, str]:
+    """``keys``: the condition holds for the value under every matching key of the JSON body (under
+    ``field``); none = nothing to check. Values are never quoted (such keys hold secrets)."""
+    body = exchange.json()
+    if assertion.get("field"):
+        body = json_path_get(body, str(assertion["field"]))
+    for where, value in _keyed_values(body, re.compile(str(assertion["keys"]), re.IGNORECASE)):
+        ok, _ = check(assertion["condition"], value, expected, ignore_case=ignore_case)
+        if not ok:
+            size = f"{len(value)} characters" if isinstance(value, str) else type(value).__name__
+            return False, f"{where} holds a value ({size}), failing '{assertion['condition']}'"
+    return True, ""
+
 
 def _actual(assertion: dict, exchange: Any, value: Any) -> Any:
     kind = assertion["type"]
@@ -315,8 +354,11 @@ def _evaluate(assertion: dict, records: list, resolver: Resolver) -> AssertionRe
             outcomes.append((ok, record, "differs from the answer to request "
                              f"{similar_to.index}" if not same else "is alike the compared answer", exchange))
             continue
-        ok, why = check(assertion["condition"], _actual(assertion, exchange, expected), expected,
-                        ignore_case=ignore_case)
+        if "keys" in assertion:
+            ok, why = _check_keys(assertion, exchange, expected, ignore_case)
+        else:
+            ok, why = check(assertion["condition"], _actual(assertion, exchange, expected), expected,
+                            ignore_case=ignore_case)
         outcomes.append((ok, record, why, exchange))
 
     passed = any(o[0] for o in outcomes) if aggregate == "any" else all(o[0] for o in outcomes)
