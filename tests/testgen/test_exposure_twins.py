@@ -1,0 +1,86 @@
+"""DATA_EXPOSURE and USER_ENUMERATION (issue #15) through the real runner against an accounts API
+modelling the flaws as OWASP API3/API2 write-ups describe them (tests/testgen/twin_apps.py
+``AccountApi``): every vulnerable twin FAILED, every fixed twin PASSED."""
+from __future__ import annotations
+
+import pytest
+
+from tests.testgen.conftest import run_command
+from tests.testgen.factories import endpoint_from_traffic
+from tests.testgen.target_app import RunningTarget
+from tests.testgen.twin_apps import AccountApi
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_templates")]
+HOST = "accounts.test"
+
+
+@pytest.fixture
+def accounts(db):
+    """The endpoints as ordinary traffic showed them (the fixed twin's answers)."""
+    endpoint_from_traffic(host=HOST, method="GET", path="/api/account", authenticated=True,
+                          response={"id": 1, "name": "Alice", "email": "alice@acme.test", "hasPassword": True})
+    endpoint_from_traffic(host=HOST, method="GET", path="/api/team", authenticated=True,
+                          response={"team": "acme", "members": [{"id": 1, "name": "Alice"}]})
+    endpoint_from_traffic(host=HOST, method="POST", path="/api/password/forgot", body={"email": "carol@acme.test"},
+                          response={"message": "If this email is registered, you will receive a reset link shortly."})
+    endpoint_from_traffic(host=HOST, method="POST", path="/api/session",
+                          body={"email": "carol@acme.test", "password": "[REDACTED]"}, response={"token": "[REDACTED]"})
+
+
+@pytest.fixture
+def twin(set_env):
+    running = []
+
+    def serve(vulnerable: bool) -> None:
+        running.append(RunningTarget(AccountApi(vulnerable=vulnerable)))
+        # The test user logs in with her email: testUserId is that login name (docs/testgen.md).
+        set_env(running[-1].base_url, authToken="Bearer tok-alice", testUserId="alice@acme.test")
+
+    yield serve
+    for target in running:
+        target.stop()
+
+
+def _run(template: str, method: str, path: str) -> tuple[int, str]:
+    return run_command("--host", HOST, "--endpoint", path, "--method", method, "--type", template)
+
+
+@pytest.mark.parametrize("path", ["/api/account", "/api/team"])
+def test_a_password_hash_in_an_answer_is_found_and_named_not_shown(accounts, twin, path):
+    twin(vulnerable=True)
+    status, output = _run("DATA_EXPOSURE", "GET", path)
+    assert status == 1, output
+    assert "0 passed, 1 failed, 0 error(s)" in output
+    where = "body passwordHash holds a value" if path == "/api/account" else "body members[0].auth.password_digest"
+    assert where in output
+    assert "$2b$12$" not in output  # the finding names the key; the evidence masks the value
+    # ... as credentials are masked in stored traffic (the whole ``auth`` object: a credential name).
+    assert ('"passwordHash": "[REDACTED]"' if path == "/api/account" else '"auth": "[REDACTED]"') in output
+
+
+@pytest.mark.parametrize("path", ["/api/account", "/api/team"])
+def test_explicit_fields_mentioning_passwords_are_no_finding(accounts, twin, path):
+    twin(vulnerable=False)
+    status, output = _run("DATA_EXPOSURE", "GET", path)
+    assert status == 0, output  # hasPassword, passwordChangedAt: about a password, not one
+    assert "1 passed, 0 failed, 0 error(s)" in output
+
+
+@pytest.mark.parametrize(("path", "difference"), [
+    ("/api/password/forgot", "status is 200"),        # 404 "No account" vs 200 "Check your inbox!"
+    ("/api/session", "differs from the answer to request 0"),  # 401 and 401, other messages
+])
+def test_answers_telling_users_apart_are_found(accounts, twin, path, difference):
+    twin(vulnerable=True)
+    status, output = _run("USER_ENUMERATION", "POST", path)
+    assert status == 1, output
+    assert "0 passed, 1 failed, 0 error(s)" in output
+    assert difference in output
+
+
+@pytest.mark.parametrize("path", ["/api/password/forgot", "/api/session"])
+def test_one_answer_for_every_user_is_no_finding(accounts, twin, path):
+    twin(vulnerable=False)
+    status, output = _run("USER_ENUMERATION", "POST", path)
+    assert status == 0, output
+    assert "1 passed, 0 failed, 0 error(s)" in output
