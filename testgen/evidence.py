@@ -37,6 +37,18 @@ MAX_HEADERS = 30
 # Shorter known secrets are not replaced in free text (a one-letter password would blank every "a").
 MIN_SECRET_CHARS = 4
 _ALSO_CREDENTIAL_HEADERS = frozenset({"set-cookie"})
+# How bad a finding of each template is (RiskScore's words). Data taken, changed or reachable by
+# anyone: HIGH; abuse that needs more steps (a script in a page, brute force, a list of users): MEDIUM.
+SEVERITY = {"BOLA": "HIGH", "AUTH_BYPASS": "HIGH", "MASS_ASSIGNMENT": "HIGH", "SQL_INJECTION": "HIGH",
+            "DATA_EXPOSURE": "HIGH", "XSS": "MEDIUM", "RATE_LIMIT": "MEDIUM", "USER_ENUMERATION": "MEDIUM"}
+
+
+def finding_severity(result: Any) -> str | None:
+    """The severity of a FAILED result's finding (``SEVERITY`` by template; MEDIUM for another
+    template); None for other outcomes and for hand-written tests that name no template."""
+    if result.outcome != "FAILED" or not result.template:
+        return None
+    return SEVERITY.get(result.template, "MEDIUM")
 
 
 def _credential_leaves(value: Any, secret: bool = False) -> Iterable[str]:

@@ -25,12 +25,16 @@ def junit_xml(results: list[TestResult], *, suite_name: str = "apiscope-security
             "name": f"{result.template} {result.method} {result.endpoint}".strip(),
             "time": f"{result.duration_ms / 1000:.3f}",
         })
+        if result.severity:  # read by CI report viewers that show testcase properties
+            properties = ET.SubElement(case, "properties")
+            ET.SubElement(properties, "property", {"name": "severity", "value": result.severity})
         evidence = "\n".join(evidence_lines(result.evidence))
         details = "\n".join(f"- {a.description}: {a.message}" for a in result.failures)
         if evidence:
             details = f"{details}\n\nEvidence (secrets redacted):\n{evidence}".lstrip()
         if result.outcome == Outcome.FAILED:
-            ET.SubElement(case, "failure", {"message": result.message, "type": "AssertionFailed"}).text = details
+            ET.SubElement(case, "failure", {"message": f"[{result.severity}] {result.message}" if result.severity
+                                            else result.message, "type": "AssertionFailed"}).text = details
         elif result.outcome == Outcome.ERROR:
             ET.SubElement(case, "error", {"message": result.message, "type": "TestError"}).text = details or result.message
         summary = (f"test id {result.test_id}; {result.num_sent} requests sent; "

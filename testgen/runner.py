@@ -48,7 +48,7 @@ from inventory.ingest.credentials import AUTH_SCHEMES
 
 from . import jwt
 from .assertions import AssertionOutcome, AssertionResult, assertion_evaluate, validate_assertion
-from .evidence import Redactor, result_evidence, run_secrets
+from .evidence import Redactor, finding_severity, result_evidence, run_secrets
 from .client import AnswerTimeout, ConnectionFailed, NotSent, TestClient
 from .identities import IdentitySet, LoginFailed, UnknownIdentity
 from .placeholders import MISSING, Resolver, Unresolved, literal
@@ -123,6 +123,7 @@ class TestResult:
     requests: list[RequestRecord] = field(default_factory=list)
     duration_ms: float = 0.0
     evidence: dict | None = None  # the request/response pair that decided a FAILED/ERROR outcome
+    severity: str | None = None  # of a FAILED result's finding (testgen/evidence.py)
 
     @property
     def failures(self) -> list[AssertionResult]:
@@ -281,6 +282,7 @@ def _redacted(result: TestResult, redactor: Redactor) -> None:
     for check in result.assertions:
         check.message = redactor.known(check.message)
     result.evidence = result_evidence(result, redactor)
+    result.severity = finding_severity(result)
 
 
 test_run.__test__ = False

@@ -312,12 +312,19 @@ class TestRunResultSerializer(serializers.Serializer):
     outcome = serializers.CharField()
     message = serializers.CharField()
     checks = TestRunCheckSerializer(many=True)
+    severity = serializers.CharField(allow_null=True, help_text=(
+        "FAILED results: how bad the finding is (HIGH, MEDIUM; by template, docs/testgen.md); null otherwise."))
     evidence = serializers.JSONField(allow_null=True, help_text=(
         "FAILED/ERROR results: the request/response pair that decided the outcome (secrets redacted): "
         "request {index, description, method, url, headers, body, bodyTruncated}, response {status, headers, "
         "body, bodyTruncated, bodySize, durationMs} or {status: null, error, durationMs}; null otherwise."))
     numRequests = serializers.IntegerField(source="num_requests")
     durationMs = serializers.FloatField(source="duration_ms")
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["severity"] = data["severity"] or None
+        return data
 
 
 class TestRunSerializer(MaskedForReadKeys, serializers.Serializer):

@@ -11,4 +11,9 @@ class Migration(migrations.Migration):
             name="evidence",
             field=models.JSONField(blank=True, null=True),
         ),
+        migrations.AddField(
+            model_name="testrunresult",
+            name="severity",
+            field=models.CharField(blank=True, default="", max_length=8),
+        ),
     ]

@@ -172,7 +172,7 @@ def test_run_record(*, run: TestRun, results: list[TestResult], not_generated: i
                 message=r.message, num_requests=r.num_sent, duration_ms=round(r.duration_ms, 1),
                 checks=[{"description": a.description, "outcome": a.outcome, "message": a.message,
                          "precondition": a.precondition} for a in r.assertions],
-                evidence=r.evidence,
+                evidence=r.evidence, severity=r.severity or "",
             )
             for position, r in enumerate(results)
         ])

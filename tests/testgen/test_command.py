@@ -51,7 +51,9 @@ def test_junit_report_lists_each_test(shop, serve, set_env, tmp_path):
     assert cases["XSS POST /api/login"].find("failure") is None
     assert cases["XSS POST /api/comments"].find("failure") is None
     failure = cases["XSS GET /api/search"].find("failure")
-    assert "No payload comes back unescaped" in failure.get("message")
+    assert failure.get("message").startswith("[MEDIUM] No payload comes back unescaped")
+    assert cases["XSS GET /api/search"].find("properties/property").attrib == {"name": "severity", "value": "MEDIUM"}
+    assert "< 200 (" in failure.text and "<script>alert(31337)</script>" in failure.text  # the evidence
     assert f"JUnit report written to {report}" in output
 
 

@@ -111,6 +111,7 @@ def test_no_secret_of_the_environment_or_identities_shows_anywhere(recorded):
 def test_failed_and_errored_results_carry_the_deciding_exchange_in_the_runs_api(recorded):
     results = {r["testId"]: r for r in recorded[3]["results"]}
     assert results["pass"]["evidence"] is None
+    assert results["primary"]["severity"] is None  # a hand-written test names no template
     primary = results["primary"]["evidence"]
     request, response = primary["request"], primary["response"]
     assert (request["index"], request["method"], request["description"]) == (0, "POST", "echo everything")

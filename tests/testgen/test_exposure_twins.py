@@ -53,6 +53,7 @@ def _run(template: str, method: str, path: str, *, finding: bool) -> str:
 def test_a_password_hash_in_an_answer_is_found_and_named_not_shown(accounts, twin, path):
     twin(vulnerable=True)
     output = _run("DATA_EXPOSURE", "GET", path, finding=True)
+    assert "FAIL [HIGH] Excessive data exposure (passwords in answers): GET " + path in output
     where = "body passwordHash holds a value" if path == "/api/account" else "body members[0].auth.password_digest"
     assert where in output
     assert "$2b$12$" not in output  # the finding names the key; the evidence masks the value

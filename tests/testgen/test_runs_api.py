@@ -84,6 +84,11 @@ class TestExecution:
                        "<script>alert(31337)",
         }]
         assert by_endpoint[("POST", "/api/login")]["outcome"] == "PASSED"
+        # A finding says how bad it is and shows the exchange that proved it; a pass has neither.
+        assert (search["severity"], search["evidence"]["response"]["status"]) == ("MEDIUM", 200)
+        assert "<script>alert(31337)</script>" in search["evidence"]["response"]["body"]
+        assert (by_endpoint[("POST", "/api/login")]["severity"], by_endpoint[("POST", "/api/login")]["evidence"]) \
+            == (None, None)
         assert TestRunResult.objects.filter(run_id=body["uuid"]).count() == 4
 
     def test_a_read_key_reads_the_outcomes_of_a_real_run_but_not_its_evidence(

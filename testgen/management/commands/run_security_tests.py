@@ -127,7 +127,7 @@ class Command(BaseCommand):
         self.stdout.write(summary)
         for r in results:
             if r.outcome in (Outcome.FAILED, Outcome.ERROR):
-                self.stdout.write(f"\n{MARK[r.outcome]} {r.name}")
+                self.stdout.write(f"\n{MARK[r.outcome]} {f'[{r.severity}] ' if r.severity else ''}{r.name}")
                 if not r.failures:
                     self.stdout.write(f"  - {r.message}")
                 for failure in r.failures:
