@@ -1,10 +1,14 @@
-"""DATA_EXPOSURE and USER_ENUMERATION (issue #15) through the real runner against an accounts API
+"""DATA_EXPOSURE and USER_ENUMERATION (issue #15), and RATE_LIMIT on plain writes: where they apply, and
+through the real runner against an accounts API
 modelling the flaws as OWASP API3/API2 write-ups describe them (tests/testgen/twin_apps.py
 ``AccountApi``): every vulnerable twin FAILED, every fixed twin PASSED."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from testgen.services import test_generate
 from tests.testgen.conftest import run_command
 from tests.testgen.factories import endpoint_from_traffic
 from tests.testgen.target_app import RunningTarget
@@ -80,3 +84,35 @@ def test_answers_telling_users_apart_are_found(accounts, twin, path, difference)
 def test_one_answer_for_every_user_is_no_finding(accounts, twin, path):
     twin(vulnerable=False)
     _run("USER_ENUMERATION", "POST", path, finding=False)
+
+
+@pytest.mark.parametrize(("method", "path", "body", "applies"), [
+    ("POST", "/api/session", {"email": "carol@acme.test", "password": "[REDACTED]"}, True),
+    ("POST", "/auth/forgot-password", {"email": "carol@acme.test"}, True),
+    ("PUT", "/v2/password/reset", {"username": "carol"}, True),
+    ("POST", "/api/login", {"username": "carol"}, False),            # a login without a password field
+    ("POST", "/users/register", {"username": "carol", "password": "[REDACTED]"}, False),  # "taken" is its job
+    ("POST", "/api/comments", {"username": "carol", "password": "[REDACTED]"}, False),    # not a credential path
+])
+def test_user_enumeration_applies_to_logins_and_resets_only(db, method, path, body, applies):
+    endpoint = endpoint_from_traffic(host=HOST, method=method, path=path, body=body)
+    result = test_generate(endpoint=endpoint, template_name="USER_ENUMERATION")
+    assert result["success"] is applies
+    if applies:  # never a user seen in traffic: one that does not exist, then the test user
+        sent = [json.dumps(r["body"]) for r in result["test"]["requests"]]
+        assert "carol" not in "".join(sent) and "{{testUserId}}" in sent[1]
+
+
+def test_a_plain_write_is_checked_for_failures_under_the_burst_not_for_throttling(db):
+    comments = endpoint_from_traffic(host=HOST, method="POST", path="/api/comments", authenticated=True,
+                                     body={"text": "hi"})
+    login = endpoint_from_traffic(host=HOST, method="POST", path="/api/login", body={"username": "carol"})
+    plain = test_generate(endpoint=comments, template_name="RATE_LIMIT")["test"]["assertions"]
+    credential = test_generate(endpoint=login, template_name="RATE_LIMIT")["test"]["assertions"]
+    assert [(a["condition"], a["value"]) for a in plain] == [("notIn", [500, 502, 504])]
+    assert [(a["condition"], a["value"]) for a in credential] == [("equals", 429)]
+
+
+def test_data_exposure_needs_a_json_answer_seen_in_traffic(db):
+    health = endpoint_from_traffic(host=HOST, method="GET", path="/health")
+    assert test_generate(endpoint=health, template_name="DATA_EXPOSURE")["success"] is False
