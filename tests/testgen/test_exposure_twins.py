@@ -1,7 +1,7 @@
-"""DATA_EXPOSURE and USER_ENUMERATION (issue #15), and RATE_LIMIT on plain writes: where they apply, and
-through the real runner against an accounts API
-modelling the flaws as OWASP API3/API2 write-ups describe them (tests/testgen/twin_apps.py
-``AccountApi``): every vulnerable twin FAILED, every fixed twin PASSED."""
+"""DATA_EXPOSURE and USER_ENUMERATION (issue #15), and RATE_LIMIT on plain writes: where they apply,
+and through the real runner against an accounts API modelling the flaws as OWASP API3/API2
+write-ups describe them (tests/testgen/twin_apps.py ``AccountApi``): every vulnerable twin FAILED,
+every fixed twin PASSED."""
 from __future__ import annotations
 
 import json
