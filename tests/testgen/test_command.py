@@ -163,3 +163,11 @@ class TestDetections:
         result = self._run(shop["login"], template="RATE_LIMIT")
         assert result.outcome == "PASSED"
         assert [e.status for e in result.requests[0].exchanges] == [401] * 5 + [429]
+
+    def test_a_login_locked_in_the_middle_of_the_payloads_is_no_sql_injection(self, shop, serve, set_env):
+        # The fixed login answers 429 from the 6th attempt on: the boolean pairs and sleeps after it
+        # meet the lockout, not the query (issue #15).
+        set_env(serve(vulnerable=False).base_url)
+        result = self._run(shop["login"], template="SQL_INJECTION")
+        assert {e.status for r in result.requests for e in r.exchanges} == {401, 429}
+        assert result.outcome == "PASSED", result.message
