@@ -10,7 +10,7 @@ or its JSON value when compared with ``equals``/``in`` to a non-string),
 A value absent from the answer fails the positive conditions and passes the
 negative ones (``notEquals``, ``notIn``, ``notContains``, ``notExists``).
 ``contains``/``notContains`` with a list need all/none of its items.
-Extensions: ``request``, ``aggregate``, ``compare``, ``ignoreCase``, ``otherwise`` (nests),
+Extensions: ``request``, ``aggregate``, ``compare``, ``ignoreCase``, ``otherwise`` (nests), ``keys``,
 ``whenContentType``, ``plus``, ``precondition``, ``description`` (see ``docs/testgen.md``).
 """
 from __future__ import annotations
@@ -44,6 +44,9 @@ class AssertionResult:
     outcome: str
     message: str = ""
     precondition: bool = False
+    # The answer that decided a failure (evidence): its request's index and the runner's Exchange.
+    request_index: int | None = None
+    exchange: Any = None
 
 
 def describe(assertion: dict) -> str:
@@ -77,6 +80,13 @@ def validate_assertion(assertion: Any) -> str | None:
             re.compile(str(assertion["whenContentType"]))
         except re.error:
             return "whenContentType must be a regular expression"
+    if "keys" in assertion:
+        if assertion["type"] != "body":
+            return "keys needs type body"
+        try:
+            re.compile(str(assertion["keys"]))
+        except re.error:
+            return "keys must be a regular expression"
     if "plus" in assertion and _number(assertion["plus"]) is None:
         return "plus must be a number"
     if "otherwise" in assertion:
@@ -216,6 +226,38 @@ def check(condition: str, actual: Any, expected: Any, *, ignore_case: bool = Fal
 
 # --- evaluation -------------------------------------------------------------------------
 
+_MAX_KEYED = 1000  # values under matching keys checked per answer (a huge listing stops there)
+
+
+def _keyed_values(value: Any, pattern: re.Pattern, path: str = "", depth: int = 0) -> list[tuple[str, Any]]:
+    """(dotted path, value) of every key of a JSON value whose whole name matches ``pattern``."""
+    found: list[tuple[str, Any]] = []
+    if depth > 64:
+        return found
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        where = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else str(key)
+        if isinstance(key, str) and pattern.fullmatch(key):
+            found.append((where, item))
+        found += _keyed_values(item, pattern, where, depth + 1)
+        if len(found) >= _MAX_KEYED:
+            break
+    return found
+
+
+def _check_keys(assertion: dict, exchange: Any, expected: Any, ignore_case: bool) -> tuple[bool, str]:
+    """``keys``: the condition holds for the value under every matching key of the JSON body (under
+    ``field``); none = nothing to check. Values are never quoted (such keys hold secrets)."""
+    body = exchange.json()
+    if assertion.get("field"):
+        body = json_path_get(body, str(assertion["field"]))
+    for where, value in _keyed_values(body, re.compile(str(assertion["keys"]), re.IGNORECASE)):
+        ok, _ = check(assertion["condition"], value, expected, ignore_case=ignore_case)
+        if not ok:
+            size = f"{len(value)} characters" if isinstance(value, str) else type(value).__name__
+            return False, f"{where} holds a value ({size}), failing '{assertion['condition']}'"
+    return True, ""
+
 
 def _actual(assertion: dict, exchange: Any, value: Any) -> Any:
     kind = assertion["type"]
@@ -260,6 +302,8 @@ def _evaluate_with_alternatives(assertion: dict, records: list, resolver: Resolv
         alternative = _evaluate_with_alternatives(assertion["otherwise"], records, resolver)
         if alternative.outcome == AssertionOutcome.PASSED:
             return AssertionResult(0, result.description, AssertionOutcome.PASSED)
+        if result.exchange is None:
+            result.request_index, result.exchange = alternative.request_index, alternative.exchange
         result.message = f"{result.message}; otherwise: {alternative.description}: {alternative.message}"
     return result
 
@@ -298,30 +342,35 @@ def _evaluate(assertion: dict, records: list, resolver: Resolver) -> AssertionRe
     outcomes = []
     for record, exchange in exchanges:
         if exchange.status is None and assertion["type"] != "duration":
-            outcomes.append((False, record, f"no answer ({exchange.error})"))
+            outcomes.append((False, record, f"no answer ({exchange.error})", exchange))
             continue
         if rendered is not None and not re.search(str(rendered), exchange.headers.get("Content-Type") or "",
                                                   re.IGNORECASE):
-            outcomes.append((True, record, ""))  # not an answer of the kind this assertion is about
+            outcomes.append((True, record, "", exchange))  # not an answer of the kind this assertion is about
             continue
         if similar_to is not None and assertion["condition"] in ("equals", "notEquals"):
             same = similar(exchange.text, record.payload, str(expected), similar_to.payload)
             ok = same == (assertion["condition"] == "equals")
             outcomes.append((ok, record, "differs from the answer to request "
-                             f"{similar_to.index}" if not same else "is alike the compared answer"))
+                             f"{similar_to.index}" if not same else "is alike the compared answer", exchange))
             continue
-        ok, why = check(assertion["condition"], _actual(assertion, exchange, expected), expected,
-                        ignore_case=ignore_case)
-        outcomes.append((ok, record, why))
+        if "keys" in assertion:
+            ok, why = _check_keys(assertion, exchange, expected, ignore_case)
+        else:
+            ok, why = check(assertion["condition"], _actual(assertion, exchange, expected), expected,
+                            ignore_case=ignore_case)
+        outcomes.append((ok, record, why, exchange))
 
     passed = any(o[0] for o in outcomes) if aggregate == "any" else all(o[0] for o in outcomes)
     if passed:
         return AssertionResult(0, description, AssertionOutcome.PASSED)
     if aggregate == "any":
-        record = outcomes[-1][1]
+        _, record, why, exchange = outcomes[-1]
         return AssertionResult(0, description, AssertionOutcome.FAILED,
-                               f"no answer to request {record.index} did ({len(outcomes)} answers; last {outcomes[-1][2]})")
-    _, record, why = next(o for o in outcomes if not o[0])
+                               f"no answer to request {record.index} did ({len(outcomes)} answers; last {why})",
+                               request_index=record.index, exchange=exchange)
+    _, record, why, exchange = next(o for o in outcomes if not o[0])
     subject = assertion["type"] + (f" {assertion['field']}" if assertion.get("field") else "")
     return AssertionResult(0, description, AssertionOutcome.FAILED,
-                           f"request {record.index} ({record.description}): {subject} {why}")
+                           f"request {record.index} ({record.description}): {subject} {why}",
+                           request_index=record.index, exchange=exchange)

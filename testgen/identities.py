@@ -108,6 +108,9 @@ class IdentitySet:
     def names(self) -> list[str]:
         return list(self._by_name)
 
+    def all(self) -> list[Identity]:
+        return list(self._by_name.values())
+
     def values(self) -> dict[str, str]:
         """Placeholder values of every identity (``authToken`` is the primary's credential)."""
         out: dict[str, str] = {}

@@ -121,6 +121,9 @@ class TestRunResult(models.Model):
     outcome = models.CharField(max_length=6, choices=Outcome.choices)
     message = models.TextField(blank=True, default="")
     checks = models.JSONField(default=list, blank=True)
+    # The request/response pair that decided a FAILED or ERROR outcome, redacted (testgen/evidence.py).
+    evidence = models.JSONField(null=True, blank=True)
+    severity = models.CharField(max_length=8, blank=True, default="")  # of a FAILED result's finding
     num_requests = models.PositiveIntegerField(default=0)
     duration_ms = models.FloatField(default=0)
 

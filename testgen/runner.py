@@ -48,6 +48,7 @@ from inventory.ingest.credentials import AUTH_SCHEMES
 
 from . import jwt
 from .assertions import AssertionOutcome, AssertionResult, assertion_evaluate, validate_assertion
+from .evidence import Redactor, finding_severity, result_evidence, run_secrets
 from .client import AnswerTimeout, ConnectionFailed, NotSent, TestClient
 from .identities import IdentitySet, LoginFailed, UnknownIdentity
 from .placeholders import MISSING, Resolver, Unresolved, literal
@@ -80,6 +81,10 @@ class Exchange:
     duration_ms: float
     error: str | None = None
     _json: Any = field(default=None, repr=False)
+    # What was sent (the evidence of a finding, testgen/evidence.py).
+    request_headers: Mapping[str, str] | None = field(default=None, repr=False)
+    request_body: bytes | None = field(default=None, repr=False)
+    params: dict | None = field(default=None, repr=False)
 
     def json(self) -> Any:
         """The body parsed as JSON, or ``MISSING``."""
@@ -117,6 +122,8 @@ class TestResult:
     assertions: list[AssertionResult] = field(default_factory=list)
     requests: list[RequestRecord] = field(default_factory=list)
     duration_ms: float = 0.0
+    evidence: dict | None = None  # the request/response pair that decided a FAILED/ERROR outcome
+    severity: str | None = None  # of a FAILED result's finding (testgen/evidence.py)
 
     @property
     def failures(self) -> list[AssertionResult]:
@@ -169,6 +176,14 @@ def _encode_body(body: Any, headers: CaseInsensitiveDict) -> bytes | None:
 
 def _send(client: TestClient, *, method: str, url: str, headers: CaseInsensitiveDict, params: dict | None,
           data: bytes | None, timeout_ms: int, retries: int) -> Exchange:
+    exchange = _exchange(client, method=method, url=url, headers=headers, params=params, data=data,
+                         timeout_ms=timeout_ms, retries=retries)
+    exchange.request_headers, exchange.request_body, exchange.params = dict(headers), data, params
+    return exchange
+
+
+def _exchange(client: TestClient, *, method: str, url: str, headers: CaseInsensitiveDict, params: dict | None,
+              data: bytes | None, timeout_ms: int, retries: int) -> Exchange:
     attempt = 0
     while True:
         started = time.perf_counter()
@@ -255,7 +270,19 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
     result.assertions = _evaluate_all(test, records, resolver)
     result.duration_ms = (time.perf_counter() - started) * 1000
     result.outcome, result.message = _outcome(result)
+    _redacted(result, Redactor(run_secrets(environment=environment, identities=identities.all(),
+                                           environ=environ or {})))
     return result
+
+
+def _redacted(result: TestResult, redactor: Redactor) -> None:
+    """Messages (which may quote answers and values sent) with the run's secrets hidden, and the
+    evidence of a FAILED/ERROR result (testgen/evidence.py)."""
+    result.message = redactor.known(result.message)
+    for check in result.assertions:
+        check.message = redactor.known(check.message)
+    result.evidence = result_evidence(result, redactor)
+    result.severity = finding_severity(result)
 
 
 test_run.__test__ = False

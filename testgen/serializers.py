@@ -12,6 +12,7 @@ from core.enums import HttpMethod
 from core.masking import MaskedForReadKeys, evidence_masked, url_masked
 from detections.serializers import TimestampField
 
+from .evidence import evidence_masked_for_read
 from .identity_serializers import IdentitiesField, LoginSerializer
 from .placeholders import env_references
 from .services.environment import BUILTIN_KEYS
@@ -311,8 +312,19 @@ class TestRunResultSerializer(serializers.Serializer):
     outcome = serializers.CharField()
     message = serializers.CharField()
     checks = TestRunCheckSerializer(many=True)
+    severity = serializers.CharField(allow_null=True, help_text=(
+        "FAILED results: how bad the finding is (HIGH, MEDIUM; by template, docs/testgen.md); null otherwise."))
+    evidence = serializers.JSONField(allow_null=True, help_text=(
+        "FAILED/ERROR results: the request/response pair that decided the outcome (secrets redacted): "
+        "request {index, description, method, url, headers, body, bodyTruncated}, response {status, headers, "
+        "body, bodyTruncated, bodySize, durationMs} or {status: null, error, durationMs}; null otherwise."))
     numRequests = serializers.IntegerField(source="num_requests")
     durationMs = serializers.FloatField(source="duration_ms")
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["severity"] = data["severity"] or None
+        return data
 
 
 class TestRunSerializer(MaskedForReadKeys, serializers.Serializer):
@@ -359,7 +371,8 @@ class TestRunDetailSerializer(TestRunSerializer):
     def masked(self, data: dict) -> dict:
         results = [
             {**result, "message": evidence_masked(result["message"]),
-             "checks": [{**check, "message": evidence_masked(check["message"])} for check in result["checks"]]}
+             "checks": [{**check, "message": evidence_masked(check["message"])} for check in result["checks"]],
+             "evidence": evidence_masked_for_read(result["evidence"])}
             for result in data["results"]
         ]
         return {**super().masked(data), "results": results}

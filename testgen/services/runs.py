@@ -28,6 +28,7 @@ from inventory.models import Host
 from ..identities import LoginFailed
 from ..models import TestRun, TestRunResult
 from ..runner import TestResult, tests_run
+from ..templates import template_get
 from .environment import AuthTokenUnreadable, RunEnvironment, run_environment_load
 from .generation import endpoint_find, host_endpoints, test_generate, tests_generate_every, tests_generate_for_host
 from .run_policy import RunRefused, env_allowed, env_references_check
@@ -62,7 +63,13 @@ def tests_collect(*, host: str | None = None, endpoint: str | None = None, metho
             else:
                 results += tests_generate_for_host(host=name, **options)
     tests = [r["test"] for r in results if r.get("success")]
+    tests.sort(key=lambda test: not _runs_first(test))  # stable: the rest keep their order
     return tests, sum(1 for r in results if not r.get("success"))
+
+
+def _runs_first(test: dict) -> bool:
+    template = template_get(test.get("templateName", ""), test.get("templateVersion"))
+    return bool(template and template.runs_first)
 
 
 def _environment_or_conflict() -> RunEnvironment:
@@ -165,6 +172,7 @@ def test_run_record(*, run: TestRun, results: list[TestResult], not_generated: i
                 message=r.message, num_requests=r.num_sent, duration_ms=round(r.duration_ms, 1),
                 checks=[{"description": a.description, "outcome": a.outcome, "message": a.message,
                          "precondition": a.precondition} for a in r.assertions],
+                evidence=r.evidence, severity=r.severity or "",
             )
             for position, r in enumerate(results)
         ])

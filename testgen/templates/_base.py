@@ -65,6 +65,9 @@ class SecurityTemplate:
     version: ClassVar[int] = 1
     priority: ClassVar[int]
     title: ClassVar[str]
+    # Run before the other tests of a run (USER_ENUMERATION: other tests' failed logins could lock
+    # the test user out before it compares answers).
+    runs_first: ClassVar[bool] = False
 
     def __init_subclass__(cls, *, name: str | None = None, priority: int | None = None,
                           title: str | None = None, version: int | None = None, **kwargs) -> None:

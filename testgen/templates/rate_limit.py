@@ -1,9 +1,16 @@
-"""RATE_LIMIT: a burst of requests to a credential or write endpoint must be limited.
+"""RATE_LIMIT: a burst of requests to a credential endpoint must be limited.
 
-The endpoint's example request (with the test user's token when authenticated)
+Applies to credential paths (login, token, password, reset, otp, signup…) and to any POST
+(DECISIONS §8). The endpoint's example request (with the test user's token when authenticated)
 is sent ``TESTGEN_RATE_LIMIT_BURST`` times in a row, stopping at the first 429.
-Passes when an answer in the burst is 429 Too Many Requests, or otherwise when
-the burst was slowed down: its last answer took more than one second.
+
+* Credential path: passes when an answer in the burst is 429 Too Many Requests, or otherwise
+  when the burst was slowed down (its last answer took more than one second). An unthrottled
+  login is a brute-force door (OWASP API2/API4).
+* Any other POST (creating a comment, a book): no throttling is no finding — many well-built APIs
+  let a user create objects in a burst, and flagging them all would bury the real findings (issue
+  #15: false findings on fixed twins). The burst must still not break the API: it fails on a
+  500/502/504 answer.
 
 Non-destructive (issue #15 item 6): on a credential path the burst never targets a user seen in
 traffic nor reuses observed credentials — body and query fields naming a user (``username``,
@@ -25,6 +32,8 @@ CREDENTIAL_PATH = re.compile(
     re.I,
 )
 SLOWED_MS = 1000
+# Answers of an API failing under a burst of writes (503 is load shedding, as good as a 429).
+SERVER_FAILURES = [500, 502, 504]
 # Field names (lower case, without - _ .) that name the user an attempt is for.
 USER_FIELD = re.compile(r"^(user(name|id)?|login|loginid|e?mail(address)?|phone(number)?|account|handle|"
                         r"nick(name)?|identifier|principal)$")
@@ -33,15 +42,16 @@ NO_SUCH_EMAIL = "apiscope-no-such-user@example.invalid"
 NOT_A_PASSWORD = "apiscope-not-a-password"
 
 
-def _compact(name: str) -> str:
+def compact_name(name: str) -> str:
+    """A field name compared with ``USER_FIELD``: lower case, without ``- _ .`` and spaces."""
     return re.sub(r"[-_.\s]", "", name).lower()
 
 
-def _no_real_user(values: dict) -> dict:
+def no_real_user(values: dict) -> dict:
     """``values`` with user-naming fields set to a user that does not exist and credentials to a dummy."""
     out = {}
     for name, value in values.items():
-        compact = _compact(str(name))
+        compact = compact_name(str(name))
         if USER_FIELD.match(compact) and isinstance(value, (str, int)):
             out[name] = NO_SUCH_EMAIL if "mail" in compact else NO_SUCH_USER
         elif is_credential_name(str(name)) and isinstance(value, (str, int)):
@@ -62,12 +72,13 @@ class RateLimit(SecurityTemplate, name="RATE_LIMIT", priority=60, title="Rate li
 
     def generate(self, profile: EndpointProfile, context: GenerationContext) -> dict:
         burst = context.rate_limit_burst
+        if not is_credential_path(profile.path):
+            return self._plain_write(profile, burst)
         parts = {}
-        if is_credential_path(profile.path):
-            if isinstance(profile.body, dict):
-                parts["body"] = _no_real_user(profile.body)
-            if profile.query:
-                parts["query"] = {k: str(v) for k, v in _no_real_user(profile.query).items()}
+        if isinstance(profile.body, dict):
+            parts["body"] = no_real_user(profile.body)
+        if profile.query:
+            parts["query"] = {k: str(v) for k, v in no_real_user(profile.query).items()}
         return self.test_config(
             profile,
             description=(
@@ -82,4 +93,20 @@ class RateLimit(SecurityTemplate, name="RATE_LIMIT", priority=60, title="Rate li
                 otherwise=assertion("duration", "greaterThan", SLOWED_MS, request=0, aggregate="last",
                                     description="The burst is slowed down"),
             )],
+        )
+
+    def _plain_write(self, profile: EndpointProfile, burst: int) -> dict:
+        """A write that is no credential flow (``POST /comments``): no limit on it is no finding (an
+        API may well let a user create objects in a burst), but the burst must not break the API."""
+        return self.test_config(
+            profile,
+            description=(
+                f"{profile.method} {profile.path}: a burst of {burst} requests must not make the API fail "
+                f"(no {', '.join(map(str, SERVER_FAILURES))} answer); being throttled (429) or not is no finding "
+                "on a write that is not a credential flow."
+            ),
+            requests=[build_request(profile, f"The example request, {burst} times in a row",
+                                    repeat=burst, stopWhenStatus=[429])],
+            assertions=[assertion("status", "notIn", SERVER_FAILURES, request=0,
+                                  description="The API stays up under the burst (no server failure)")],
         )

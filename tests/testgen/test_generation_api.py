@@ -68,8 +68,9 @@ class TestSpecErrorBodies:
         issues = zod_issues(client.get(f"{SINGLE}?endpoint=/api/search&type=CSRF"))
         assert issues[0]["code"] == "invalid_enum_value"
         assert issues[0]["path"] == ["type"]
+        # DECISIONS §8's six, then the extensions of issue #15 (docs/testgen.md).
         assert issues[0]["options"] == ["BOLA", "AUTH_BYPASS", "MASS_ASSIGNMENT", "SQL_INJECTION", "XSS",
-                                        "RATE_LIMIT"]
+                                        "RATE_LIMIT", "DATA_EXPOSURE", "USER_ENUMERATION"]
 
     def test_unknown_version_is_a_validation_error(self, client, shop):
         issues = zod_issues(client.get(f"{SINGLE}?endpoint=/api/search&type=XSS&version=2"))

@@ -127,8 +127,10 @@ class TestTemplates:
 
 class TestRegistry:
     def test_selection_order_is_decisions_order(self):
+        # DECISIONS §8's six, then the extensions appended after them (issue #15).
         assert [t.name for t in templates_by_priority()] == [
-            "BOLA", "AUTH_BYPASS", "MASS_ASSIGNMENT", "SQL_INJECTION", "XSS", "RATE_LIMIT"]
+            "BOLA", "AUTH_BYPASS", "MASS_ASSIGNMENT", "SQL_INJECTION", "XSS", "RATE_LIMIT", "DATA_EXPOSURE",
+            "USER_ENUMERATION"]
 
     def test_a_new_version_is_one_class_and_becomes_the_default(self):
         @register

@@ -84,6 +84,11 @@ class TestExecution:
                        "<script>alert(31337)",
         }]
         assert by_endpoint[("POST", "/api/login")]["outcome"] == "PASSED"
+        # A finding says how bad it is and shows the exchange that proved it; a pass has neither.
+        assert (search["severity"], search["evidence"]["response"]["status"]) == ("MEDIUM", 200)
+        assert "<script>alert(31337)</script>" in search["evidence"]["response"]["body"]
+        assert (by_endpoint[("POST", "/api/login")]["severity"], by_endpoint[("POST", "/api/login")]["evidence"]) \
+            == (None, None)
         assert TestRunResult.objects.filter(run_id=body["uuid"]).count() == 4
 
     def test_a_read_key_reads_the_outcomes_of_a_real_run_but_not_its_evidence(
@@ -97,13 +102,20 @@ class TestExecution:
         def without_messages(detail: dict) -> dict:
             return {**detail, "results": [
                 {**r, "message": bool(r["message"]), "checks": [{**c, "message": bool(c["message"])}
-                                                                for c in r["checks"]]}
+                                                                for c in r["checks"]], "evidence": bool(r["evidence"])}
                 for r in detail["results"]]}
 
         assert without_messages(masked) == without_messages(clear)
         messages = [m for r in masked["results"] for m in [r["message"], *(c["message"] for c in r["checks"])]]
         assert set(messages) == {"", "[REDACTED]"}
         assert any("<script>" in c["message"] for r in clear["results"] for c in r["checks"])
+        # The evidence keeps its shape (method, status, sizes) but not what was sent or came back.
+        found = next(r["evidence"] for r in clear["results"] if r["outcome"] == "FAILED")
+        hidden = next(r["evidence"] for r in masked["results"] if r["outcome"] == "FAILED")
+        assert "<script>" in found["response"]["body"] and "/api/search" in found["request"]["url"]
+        assert (hidden["request"]["method"], hidden["response"]["status"]) == ("GET", 200)
+        assert (hidden["request"]["url"], hidden["response"]["body"]) == ("[REDACTED]", "[REDACTED]")
+        assert hidden["response"]["bodySize"] == found["response"]["bodySize"]
 
     def test_a_run_whose_endpoint_was_deleted_fails(self, client, shop, set_env, django_capture_on_commit_callbacks):
         set_env("http://127.0.0.1:9")

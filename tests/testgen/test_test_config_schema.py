@@ -32,6 +32,7 @@ ASSERTION = {
         "precondition": {"type": "boolean"},
         "description": {"type": "string"},
         "otherwise": {"$ref": "#/$defs/assertion"},
+        "keys": {"type": "string"},
     },
 }
 
@@ -123,6 +124,9 @@ TEMPLATE_CASES = [
     ("SQL_INJECTION", "GET", "/api/search"),
     ("XSS", "GET", "/api/search"),
     ("RATE_LIMIT", "POST", "/api/login"),
+    ("RATE_LIMIT", "POST", "/api/comments"),
+    ("DATA_EXPOSURE", "GET", "/api/users/{param1}"),
+    ("USER_ENUMERATION", "POST", "/api/login"),
 ]
 
 

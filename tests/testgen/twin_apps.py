@@ -16,6 +16,12 @@ Written after the way such flaws show up in real services, not after the templat
   escaped as template engines do (``'`` as ``&#39;``). ``tarpit_s``: the fixed twin behind a
   filter that holds every input naming a SQL sleep function (``sleep``, ``waitfor``) for that
   long, whatever the delay asked, as some web application firewalls do.
+* ``AccountApi``: accounts keyed by email, after OWASP API3/API2 write-ups. Vulnerable: the account
+  row serialised whole (``GET /api/account`` shows ``passwordHash``, ``GET /api/team`` each member's
+  ``auth.password_digest``), ``POST /api/password/forgot`` answers 404 "No account with that email"
+  for unknown addresses, and ``POST /api/session`` says "Unknown email" or "Incorrect password"
+  (both 401). Fixed: explicit fields (``hasPassword``, ``passwordChangedAt`` only), one 202 answer
+  for every reset request, one 401 message for every failed login.
 """
 from __future__ import annotations
 
@@ -145,3 +151,57 @@ class UserDirectory:
             return _answer(start_response, 404, self.not_found_page(username), "text/html; charset=utf-8")
         return _answer(start_response, 200, json.dumps({"username": row[0], "email": row[1], "city": row[2]}),
                        "application/json")
+
+
+ACCOUNTS = {"alice@acme.test": (1, "Alice", "tok-alice", "Alice-pw-1"), "bob@acme.test": (2, "Bob", "tok-bob", "Bob-pw-2")}
+
+
+class AccountApi:
+    def __init__(self, *, vulnerable: bool):
+        self.vulnerable = vulnerable
+
+    def _row(self, email: str) -> dict:
+        number, name, _, password = ACCOUNTS[email]
+        digest = "$2b$12$" + hashlib.sha256(password.encode()).hexdigest()[:53]
+        row = {"id": number, "name": name, "email": email, "createdAt": "2025-01-0%dT10:00:00Z" % number}
+        if self.vulnerable:  # the ORM object as it is
+            return {**row, "passwordHash": digest}
+        return {**row, "hasPassword": True, "passwordChangedAt": "2025-02-01T09:00:00Z"}
+
+    def __call__(self, environ, start_response):
+        method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        try:
+            body = json.loads(environ["wsgi.input"].read(length) or b"{}") if length else {}
+        except ValueError:
+            body = {}
+        body = body if isinstance(body, dict) else {}
+        status, answer = self.route(method, path, body, environ.get("HTTP_AUTHORIZATION", ""))
+        return _answer(start_response, status, json.dumps(answer), "application/json")
+
+    def route(self, method: str, path: str, body: dict, authorization: str):
+        email = str(body.get("email", "")).lower()
+        if method == "POST" and path == "/api/password/forgot":
+            if self.vulnerable and email not in ACCOUNTS:
+                return 404, {"error": "No account with that email."}
+            if self.vulnerable:
+                return 200, {"message": "Check your inbox!"}
+            return 202, {"message": "If this email is registered, you will receive a reset link shortly."}
+        if method == "POST" and path == "/api/session":
+            account = ACCOUNTS.get(email)
+            if account and body.get("password") == account[3]:
+                return 200, {"token": account[2]}
+            if self.vulnerable:
+                return 401, {"error": "Unknown email." if account is None else "Incorrect password."}
+            return 401, {"error": "Invalid email or password."}
+        caller = next((e for e, a in ACCOUNTS.items() if authorization == f"Bearer {a[2]}"), None)
+        if caller is None:
+            return 401, {"error": "Authentication required."}
+        if method == "GET" and path == "/api/account":
+            return 200, self._row(caller)
+        if method == "GET" and path == "/api/team":
+            members = [{"id": r["id"], "name": r["name"], **({"auth": {"password_digest": r["passwordHash"]}}
+                                                             if self.vulnerable else {})}
+                       for r in (self._row(e) for e in ACCOUNTS)]
+            return 200, {"team": "acme", "members": members}
+        return 404, {"error": "Not found."}

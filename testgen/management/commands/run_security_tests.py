@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.enums import HttpMethod
 from testgen.errors import TestEndpointNotFound
+from testgen.evidence import evidence_lines
 from testgen.junit import junit_xml
 from testgen.runner import Outcome, TestResult
 from testgen.services import AuthTokenUnreadable, RunRefused, run_environment_load, test_run_cli, tests_collect
@@ -125,8 +126,12 @@ class Command(BaseCommand):
         self.stdout.write("")
         self.stdout.write(summary)
         for r in results:
-            if r.outcome == Outcome.FAILED:
-                self.stdout.write(f"\n{MARK[r.outcome]} {r.name}")
+            if r.outcome in (Outcome.FAILED, Outcome.ERROR):
+                self.stdout.write(f"\n{MARK[r.outcome]} {f'[{r.severity}] ' if r.severity else ''}{r.name}")
+                if not r.failures:
+                    self.stdout.write(f"  - {r.message}")
                 for failure in r.failures:
                     self.stdout.write(f"  - {failure.description}: {failure.message}")
+                for line in evidence_lines(r.evidence):
+                    self.stdout.write(f"    {line}")
         sys.stdout.flush()

@@ -15,7 +15,8 @@ from tests.support.processes import wait_for
 from tests.testgen.owasp.books_app import BooksApp
 from tests.testgen.target_app import RunningTarget
 
-TEMPLATES = ("BOLA", "AUTH_BYPASS", "MASS_ASSIGNMENT", "SQL_INJECTION", "XSS", "RATE_LIMIT")
+TEMPLATES = ("BOLA", "AUTH_BYPASS", "MASS_ASSIGNMENT", "SQL_INJECTION", "XSS", "RATE_LIMIT", "DATA_EXPOSURE",
+             "USER_ENUMERATION")
 FAST = {"TESTGEN_SQLI_DELAY_SECONDS": 1, "TESTGEN_RATE_LIMIT_BURST": 8, "TESTGEN_MAX_INPUTS": 5,
         "TESTING_ALLOWED_TARGETS": ["127.0.0.1"]}
 

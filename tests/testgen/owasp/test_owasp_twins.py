@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from core.models import ApiKey
+from testgen.templates import template_get
 from tests.support.processes import start_worker
 from tests.testgen.owasp.books_app import FLAWS, BooksApp
 from tests.testgen.owasp.harness import TEMPLATES, Flaw, endpoints, ingest, measure
@@ -24,6 +25,9 @@ from tests.testgen.target_app import RunningTarget
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db, pytest.mark.not_on_sqlite("a real Celery worker on PostgreSQL and Redis")]
 VULNERABLE, FIXED = "vulnerable.books.test", "fixed.books.test"
+# One run per template on the fixed twin, in the order a run without --type sends them (enumeration first:
+# the other templates' failed logins lock the test user out for a while, as a well-built API does).
+RUN_ORDER = sorted(TEMPLATES, key=lambda name: not template_get(name).runs_first)
 ANY = TEMPLATES  # no template is meant for the flaw: a finding counts only if the fixed twin does not give it
 ROWS = [
     Flaw("sqli", "API8:2019 Injection", ("SQL_INJECTION",), r"GET /users/v1/[^/]+",
@@ -36,10 +40,10 @@ ROWS = [
          "Build 2: objects per identity (ids seen in traffic are assumed to be someone else's)"),
     Flaw("mass_assignment", "API3:2023 Broken object property level authorization", ("MASS_ASSIGNMENT",),
          r"POST /users/v1/register", "Build 3: read-back through another endpoint by natural key"),
-    Flaw("data_exposure", "API3:2023 Broken object property level authorization", ANY, r"GET /users/v1",
-         "no template flags passwords in answers (named in #15, no Build item)"),
-    Flaw("enumeration", "API2:2023 Broken authentication", ANY, r"POST /users/v1/login",
-         "no template compares answers for unknown user vs wrong password (no Build item)"),
+    Flaw("data_exposure", "API3:2023 Broken object property level authorization", ("DATA_EXPOSURE",),
+         r"GET /users/v1", "passwords in answers (named in #15; the DATA_EXPOSURE extension)"),
+    Flaw("enumeration", "API2:2023 Broken authentication", ("USER_ENUMERATION",), r"POST /users/v1/login",
+         "unknown user vs wrong password (named in #15; the USER_ENUMERATION extension)"),
     Flaw("unthrottled_login", "API4:2023 Unrestricted resource consumption", ("RATE_LIMIT",),
          r"POST /users/v1/login", "Build 7 (runs cover every template) for runs without --type"),
     Flaw("weak_jwt_secret", "API2:2023 Broken authentication", ("AUTH_BYPASS",), r".*",
@@ -52,8 +56,6 @@ NOT_DETECTED = {
     "bola_password": "the username segment of PUT /users/v1/carol/password stays literal, so BOLA does not apply; "
                      "Build 2 (another identity's object named in the path, effect read back as its owner)",
     "mass_assignment": "the register answer has no id and no read-back is made, so `admin: true` passes; Build 3",
-    "data_exposure": "no template looks for passwords in answers (named in #15, no Build item)",
-    "enumeration": "no template compares the answers for an unknown user and a wrong password (no Build item)",
 }
 FALSE_FINDINGS = {
     "bola_email": "BOLA takes user id 1 (alice's own; testUserId is her username, the key the other paths use) "
@@ -82,7 +84,7 @@ def measured(django_db_setup, django_db_blocker):
             vulnerable = {row.name: measure(client, BooksApp({row.name}), VULNERABLE, _plan(VULNERABLE, row))
                           for row in ROWS}
             default = measure(client, BooksApp({"unthrottled_login"}), VULNERABLE, [(None, None)])
-            fixed = measure(client, BooksApp(), FIXED, [(t, None) for t in TEMPLATES])
+            fixed = measure(client, BooksApp(), FIXED, [(t, None) for t in RUN_ORDER])
             _summary({**vulnerable, "default run, unthrottled_login": default}, fixed)
             yield {"vulnerable": vulnerable, "fixed": fixed, "default": default, "endpoints": endpoints(VULNERABLE)}
         finally:
