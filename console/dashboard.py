@@ -2,15 +2,17 @@
 
 Every figure but the latest alerts comes from a handful of GROUP BY queries over endpoints, data
 fields and alerts; on 100,000 endpoints they take a few hundred milliseconds together, so the
-result goes through ``inventory.counts.cached_count`` (kept per process until the inventory
-changes, at most ``INVENTORY_COUNT_CACHE_SECONDS``; a fast computation is never cached, so small
-inventories are always exact). Alert status changes made here bump the inventory version too.
+result is kept per process (:func:`cached_figures`). Alert status changes made in the console bump
+the inventory version too.
 """
 from __future__ import annotations
 
 import datetime as dt
+import threading
+import time
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count, Max, Q
 from django.db.models.functions import TruncDate
@@ -20,8 +22,8 @@ from django.utils import timezone
 from classification.models import DataField
 from core.enums import RANK_RISK, AlertStatus, AlertType, RiskScore
 from detections.models import Alert
-from inventory.counts import cached_count
-from inventory.models import Endpoint, Host
+from inventory.counts import inventory_version
+from inventory.models import Endpoint
 
 from .svg import daily_bars_svg
 
@@ -40,12 +42,13 @@ class HostRisk:
     medium: int
 
 
-def _by_host() -> list[tuple[int, int, int, int, int]]:
-    """(host id, endpoints, HIGH endpoints, MEDIUM endpoints, highest rank) per host with endpoints."""
-    return list(Endpoint.objects.values("host").annotate(
+def _by_host() -> list[tuple[str, int, int, int, int, int]]:
+    """(host name, endpoints, HIGH, MEDIUM, LOW endpoints, highest rank) per host with endpoints: one
+    GROUP BY that also gives the endpoints by risk (their sums)."""
+    return list(Endpoint.objects.values("host", "host__name").annotate(
         n=Count("uuid"), high=Count("uuid", filter=Q(risk_rank=3)), medium=Count("uuid", filter=Q(risk_rank=2)),
-        top=Max("risk_rank"),
-    ).values_list("host", "n", "high", "medium", "top"))
+        low=Count("uuid", filter=Q(risk_rank=1)), top=Max("risk_rank"),
+    ).values_list("host__name", "n", "high", "medium", "low", "top"))
 
 
 def _class_counts() -> list[tuple[str, int]]:
@@ -75,13 +78,14 @@ def figures(now: dt.datetime | None = None) -> dict:
     days = [today - dt.timedelta(days=back) for back in range(DAYS - 1, -1, -1)]
     since = dt.datetime.combine(days[0], dt.time.min, tzinfo=dt.timezone.utc)
 
-    endpoints = dict(Endpoint.objects.values("risk_score").annotate(n=Count("uuid")).values_list("risk_score", "n"))
     by_host = _by_host()
-    names = dict(Host.objects.filter(id__in=[row[0] for row in by_host]).values_list("id", "name"))
     hosts = {risk: 0 for risk in RISKS}
-    for *_, top in by_host:
+    endpoints = {risk: 0 for risk in RISKS}
+    for _, n, high, medium, low, top in by_host:
         hosts[RANK_RISK[top]] += 1
-    top_hosts = sorted(by_host, key=lambda r: (-r[2], -r[3], -r[1], names.get(r[0], "")))[:TOP_HOSTS]
+        for risk, count in zip(RISKS, (high, medium, low, n - high - medium - low)):
+            endpoints[risk] += count
+    top_hosts = sorted(by_host, key=lambda r: (-r[2], -r[3], -r[1], r[0]))[:TOP_HOSTS]
 
     alerts = {}
     for type_, risk, n in (Alert.objects.filter(status=AlertStatus.OPEN).values("type", "risk_score")
@@ -90,14 +94,42 @@ def figures(now: dt.datetime | None = None) -> dict:
     new_endpoints = _per_day(Endpoint.objects, "first_detected", since)
     new_fields = _per_day(DataField.objects, "created_at", since)
     return {
-        "endpoints_by_risk": {risk: endpoints.get(risk, 0) for risk in RISKS},
+        "endpoints_by_risk": endpoints,
         "hosts_by_risk": hosts,
         "open_alerts": {type_: alerts[type_] for type_ in AlertType.values if type_ in alerts},
         "data_classes": _class_counts(),
         "per_day": [(day, new_endpoints.get(day, 0), new_fields.get(day, 0)) for day in days],
-        "top_hosts": [HostRisk(names.get(h, str(h)), RANK_RISK[top], n, high, medium)
-                      for h, n, high, medium, top in top_hosts if top > 0],
+        "top_hosts": [HostRisk(name, RANK_RISK[top], n, high, medium)
+                      for name, n, high, medium, _, top in top_hosts if top > 0],
     }
+
+
+# Kept per process: (inventory version, computed at, figures). Under steady ingestion the version
+# changes every batch, so a slow result is also served up to STALE_SECONDS old whatever the version.
+SLOW_MS = 50
+STALE_SECONDS = 10
+_cache: dict[str, tuple] = {}
+_lock = threading.Lock()
+
+
+def cached_figures() -> tuple[dict, float]:
+    """The figures and their age in seconds (0: computed now). Reused while the inventory is unchanged
+    (at most ``INVENTORY_COUNT_CACHE_SECONDS``) or, when computing them was slow (≥ SLOW_MS), for
+    ``STALE_SECONDS`` whatever changed. Fast computations (small inventories, the tests) are exact."""
+    ttl = settings.INVENTORY_COUNT_CACHE_SECONDS
+    version = inventory_version()
+    now = time.monotonic()
+    entry = _cache.get("figures")
+    if ttl > 0 and entry is not None:
+        entry_version, at, data = entry
+        if (now - at < ttl and version is not None and entry_version == version) or now - at < STALE_SECONDS:
+            return data, now - at
+    started = time.perf_counter()
+    data = figures()
+    if ttl > 0 and (time.perf_counter() - started) * 1000 >= SLOW_MS:
+        with _lock:
+            _cache["figures"] = (version, now, data)
+    return data, 0.0
 
 
 def latest_alerts() -> list[Alert]:
@@ -105,7 +137,7 @@ def latest_alerts() -> list[Alert]:
 
 
 def dashboard_context(request) -> dict:
-    data = cached_count(("console", "dashboard", timezone.now().date()), figures)
+    data, age = cached_figures()
     open_by_type = [
         {"type": AlertType(type_).label, "value": type_, "total": sum(by_risk.values()),
          "by_risk": [by_risk.get(risk, 0) for risk in RISKS]}
@@ -128,4 +160,5 @@ def dashboard_context(request) -> dict:
         "top_hosts": data["top_hosts"],
         "latest_alerts": latest_alerts(),
         "days": DAYS,
+        "figures_age": age,
     }

@@ -18,6 +18,12 @@ def seed_demo(traces: int = DEMO_TRACES) -> None:
     call_command("seed_demo", "--traces", str(traces), "--no-progress", stdout=StringIO())
 
 
+@pytest.fixture(autouse=True)
+def exact_figures(settings):
+    """Every test sees figures computed now (the dashboard's cache is tested on its own)."""
+    settings.INVENTORY_COUNT_CACHE_SECONDS = 0
+
+
 @pytest.fixture
 def demo(db) -> None:
     seed_demo()

@@ -120,3 +120,28 @@ def test_read_only_operators_see_every_page_and_change_nothing(demo, operator_br
         "action": "resolve_selected", "_selected_action": [str(alert.uuid)]}).status_code in (200, 302, 403)
     assert client.get(f"/api/v1/alert/{alert.uuid}").json()["status"] == "Open"
     assert Endpoint.objects.get(uuid=endpoint.uuid).owner == endpoint.owner
+
+
+def test_dashboard_figures_are_kept_while_the_inventory_is_unchanged_or_briefly_when_slow(
+        demo, admin_browser, settings, monkeypatch):
+    from console import dashboard
+
+    settings.INVENTORY_COUNT_CACHE_SECONDS = 30
+    monkeypatch.setattr(dashboard, "SLOW_MS", 0)  # every computation counts as slow here
+    monkeypatch.setattr(dashboard, "_cache", {})
+    first, age = dashboard.cached_figures()
+    assert age == 0
+    again, age = dashboard.cached_figures()
+    assert again is first and age > 0
+    Endpoint.objects.filter(risk_score="HIGH").update(risk_score="LOW", risk_rank=1)
+    # A change within STALE_SECONDS: the slow figures are still served ...
+    assert dashboard.cached_figures()[0] is first
+    # ... and once they are older, the new version is computed.
+    monkeypatch.setattr(dashboard, "STALE_SECONDS", 0)
+    from inventory.counts import inventory_changed
+
+    inventory_changed()
+    fresh, age = dashboard.cached_figures()
+    assert age == 0 and fresh["endpoints_by_risk"]["HIGH"] == 0 != first["endpoints_by_risk"]["HIGH"]
+    page = admin_browser.get("/admin/")
+    assert "Figures computed" in page.content.decode()
