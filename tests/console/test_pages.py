@@ -145,3 +145,19 @@ def test_dashboard_figures_are_kept_while_the_inventory_is_unchanged_or_briefly_
     assert age == 0 and fresh["endpoints_by_risk"]["HIGH"] == 0 != first["endpoints_by_risk"]["HIGH"]
     page = admin_browser.get("/admin/")
     assert "Figures computed" in page.content.decode()
+
+
+def test_read_only_operators_are_shown_secrets_masked_and_admins_in_clear(operator_browser, admin_browser):
+    from testgen.models import TestRun
+    from webhooks.models import Webhook
+
+    secret_url = "https://hooks.chat.example/services/T000/B000/XXXXXXXXXXXXXXXXXXXXXXXX"
+    webhook = Webhook.objects.create(url=secret_url)
+    run = TestRun.objects.create(base_url="https://ci:hunter2-password@staging.shop.test/")
+    for url in ("/admin/webhooks/webhook/", f"/admin/webhooks/webhook/{webhook.pk}/change/",
+                f"/admin/testgen/testrun/{run.pk}/change/"):
+        shown = operator_browser.get(url).content.decode()
+        assert "XXXXXXXXXXXXXXXXXXXXXXXX" not in shown and "hunter2-password" not in shown, url
+        assert "[REDACTED]" in shown, url
+    assert secret_url in admin_browser.get(f"/admin/webhooks/webhook/{webhook.pk}/change/").content.decode()
+    assert Webhook.objects.get(pk=webhook.pk).url == secret_url  # nothing masked was saved
