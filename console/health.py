@@ -21,6 +21,14 @@ HOUR_BUCKETS = 3600 // counters.BUCKET_SECONDS
 DAY_BUCKETS = 86400 // counters.BUCKET_SECONDS
 BACKLOG_STUCK_SECONDS = 300
 KINDS = ("accepted", "rejected_503", "rejected_4xx")
+REFUSAL_HINTS = {
+    401: "The agent's API key is wrong or revoked: give it a valid key (admin, API keys).",
+    403: "The agent's key may not ingest (a read key): give it an ingest or admin key.",
+    400: "The agent sends traces the API refuses: the 400 body names the trace and field (agent's log).",
+    413: "The agent's batches are too large (10 MB a request, 1 MB a trace): send smaller batches.",
+    415: "The agent sends another content type than JSON: check its version and configuration.",
+    None: "See the response body in the agent's log.",
+}
 
 
 @dataclass
@@ -31,6 +39,7 @@ class Source:
     last_status: int | None = None
     accepted_at: dt.datetime | None = None
     metlo_source: str = ""
+    refused_status: int | None = None
     hour: dict = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     day: dict = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
 
@@ -75,12 +84,13 @@ def _when(timestamp: float | None) -> dt.datetime | None:
 def _sources(client, hour: dict, day: dict) -> list[Source]:
     last = {k.decode(): json.loads(v) for k, v in client.hgetall(counters.SOURCES_KEY).items()}
     accepted = {k.decode(): json.loads(v) for k, v in client.hgetall(counters.ACCEPTED_KEY).items()}
+    refused = {k.decode(): int(v) for k, v in client.hgetall(counters.REFUSED_KEY).items()}
     sources = []
     for ident in sorted(last):
         key, _, agent = ident.partition("\x1f")
         ok = accepted.get(ident, {})
         source = Source(key, agent, _when(last[ident]["at"]), last[ident]["status"], _when(ok.get("at")),
-                        ok.get("metloSource", ""))
+                        ok.get("metloSource", ""), refused.get(ident))
         for kind in KINDS:
             source.hour[kind] = hour.get(f"{ident}\x1e{kind}", 0)
             source.day[kind] = day.get(f"{ident}\x1e{kind}", 0)
@@ -154,9 +164,8 @@ def problems(h: Health, *, broker_down: bool = False) -> list[tuple[str, str]]:
                           "(backlog full).", "Analysis is behind: add workers or raise INGEST_MAX_BACKLOG."))
         if source.hour["rejected_4xx"]:
             found.append((f"{name}: {source.hour['rejected_4xx']} request(s) refused with 4xx in the last hour "
-                          f"(last answer {source.last_status}).",
-                          "401: the agent's API key is wrong or revoked; 400/413/415: the agent sends traces "
-                          "in a shape or size the API refuses (see the response body in the agent's log)."))
+                          f"(last refusal {source.refused_status}).",
+                          REFUSAL_HINTS.get(source.refused_status, REFUSAL_HINTS[None])))
     if not h.counting:
         found.append(("Ingestion is not counted: no Redis (REDIS_URL unset).",
                       "Set REDIS_URL to see per-source counts; backlog and failures below are still exact."))

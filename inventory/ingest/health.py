@@ -26,6 +26,7 @@ KEEP_SECONDS = 25 * 3600
 PREFIX = "apiscope:ingest"
 SOURCES_KEY = f"{PREFIX}:sources"
 ACCEPTED_KEY = f"{PREFIX}:accepted"
+REFUSED_KEY = f"{PREFIX}:refused"  # the status of each source's last refused request
 BEAT_KEY = f"{PREFIX}:beat-seen"
 ANALYSIS = "analysis"  # the source name of the worker's counters
 
@@ -80,7 +81,9 @@ def request_recorded(request, status: int, traces=None) -> None:
         counter, amount = ("rejected_503" if status == 503 else "rejected_4xx"), 1
     now = time.time()
     hashes = {SOURCES_KEY: {source: json.dumps({"at": now, "status": status})}}
-    if status < 300:
+    if status >= 300:
+        hashes[REFUSED_KEY] = {source: str(status)}
+    else:
         hashes[ACCEPTED_KEY] = {source: json.dumps({"at": now, "metloSource": _metlo_source(traces)})}
     _write({f"{source}\x1e{counter}": amount}, hashes)
 

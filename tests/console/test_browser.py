@@ -3,13 +3,12 @@ data, logs in, opens the dashboard, an endpoint page and the alerts list, checks
 against the API, fails on any JavaScript error and keeps screenshots.
 
 Screenshots go to ``$CONSOLE_ARTIFACTS`` (default ``var/artifacts/console/``; the path is printed).
-With ``CONSOLE_DOCS_SCREENSHOTS=1`` the dashboard's and endpoint page's are also copied to
+With ``CONSOLE_DOCS_SCREENSHOTS=1`` the dashboard's and endpoint page's window views also go to
 ``docs/console/`` (docs/console.md shows them).
 """
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -41,6 +40,17 @@ pytestmark = [
                        reason=f"Debian's chromium is not installed at {CHROMIUM}: scripts/test.sh installs it "
                               "with apt-get when run as root (apt-get install chromium)"),
 ]
+
+
+DOCS = ROOT / "docs" / "console" if os.environ.get("CONSOLE_DOCS_SCREENSHOTS") == "1" else None
+
+
+def screenshot(page, shots: Path, name: str) -> None:
+    """The whole page into the artifacts; with CONSOLE_DOCS_SCREENSHOTS=1 the window's view into docs/."""
+    page.screenshot(path=shots / name, full_page=True)
+    if DOCS is not None and name in ("dashboard.png", "endpoint.png"):
+        DOCS.mkdir(exist_ok=True)
+        page.screenshot(path=DOCS / name)
 
 
 def artifacts_dir() -> Path:
@@ -101,7 +111,7 @@ def test_console_in_chromium_figures_equal_the_api_and_no_javascript_error():
             assert figure("alerts-open-pii-data-detected") == api.total("/alerts", status="Open",
                                                                        types="PII Data Detected")
             assert page.locator("#panel-new svg rect").count() > 0
-            page.screenshot(path=shots / "dashboard.png", full_page=True)
+            screenshot(page, shots, "dashboard.png")
 
             # Endpoint page of the riskiest endpoint: title with the host's name, its alerts.
             endpoint = api.get("/endpoints", riskScores="HIGH", limit=1).json()[0]
@@ -112,7 +122,7 @@ def test_console_in_chromium_figures_equal_the_api_and_no_javascript_error():
             assert page.locator("#panel-alerts h2").inner_text() == f"Alerts ({alerts})"
             assert page.locator("#panel-usage svg").count() == 1
             endpoint_page = page.url
-            page.screenshot(path=shots / "endpoint.png", full_page=True)
+            screenshot(page, shots, "endpoint.png")
 
             # Alerts list: SPEC's display strings, the API's count, no column cut at 1440 px.
             page.goto(f"{web.base_url}/admin/detections/alert/")
@@ -124,18 +134,13 @@ def test_console_in_chromium_figures_equal_the_api_and_no_javascript_error():
                 overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
                 assert overflow <= 0, f"{url} is {overflow} px wider than {WIDTH} px"
             page.goto(f"{web.base_url}/admin/detections/alert/")
-            page.screenshot(path=shots / "alerts.png", full_page=True)
+            screenshot(page, shots, "alerts.png")
             page.goto(f"{web.base_url}/admin/hosts-graph/")
             assert page.locator("svg.console-graph .node").count() == api.total("/hosts")
-            page.screenshot(path=shots / "hosts-graph.png", full_page=True)
+            screenshot(page, shots, "hosts-graph.png")
             page.goto(f"{web.base_url}/admin/health/")
-            page.screenshot(path=shots / "health.png", full_page=True)
+            screenshot(page, shots, "health.png")
             browser.close()
     finally:
         web.stop()
     assert not errors, errors
-    if os.environ.get("CONSOLE_DOCS_SCREENSHOTS") == "1":
-        docs = ROOT / "docs" / "console"
-        docs.mkdir(exist_ok=True)
-        for name in ("dashboard.png", "endpoint.png"):
-            shutil.copy(shots / name, docs / name)

@@ -53,7 +53,8 @@ def test_each_source_is_counted_on_the_accept_path_and_the_page_says_what_is_stu
     assert agent in html and "edge agent" in html
     problems = " ".join(what for what, _ in response.context["health"].problems)
     assert "No Celery worker answered" in problems  # no worker runs in this test
-    assert f"edge agent / {agent}: 1 request(s) refused with 4xx" in problems
+    assert f"edge agent / {agent}: 1 request(s) refused with 4xx in the last hour (last refusal 400)" in problems
+    assert ours.refused_status == 400 and unknown.refused_status == 401
     assert response.context["health"].backlog == 1  # ok_again's batch waits: nobody analysed it
     assert 'class="console-problem"' in html
 
