@@ -161,3 +161,23 @@ def test_read_only_operators_are_shown_secrets_masked_and_admins_in_clear(operat
         assert "[REDACTED]" in shown, url
     assert secret_url in admin_browser.get(f"/admin/webhooks/webhook/{webhook.pk}/change/").content.decode()
     assert Webhook.objects.get(pk=webhook.pk).url == secret_url  # nothing masked was saved
+
+
+def test_run_action_starts_the_endpoints_tests_or_says_why_not(demo, admin_browser, client):
+    from testgen.models import TestRun
+
+    endpoint = Endpoint.objects.select_related("host").filter(risk_score="HIGH").first()
+    page = f"/admin/inventory/endpoint/{endpoint.uuid}/change/"
+    action = f"/admin/endpoint/{endpoint.uuid}/run-tests/"
+    refused = admin_browser.post(action, follow=True)
+    assert refused.redirect_chain[-1][0] == page
+    assert "Tests not started:" in refused.content.decode() and not TestRun.objects.exists()
+
+    assert client.put("/api/v1/testing/global-env", {"baseUrl": "http://127.0.0.1:9"},
+                      format="json").status_code == 200
+    started = admin_browser.post(action)
+    run = TestRun.objects.get()
+    assert started.status_code == 302 and started["Location"] == f"/admin/testgen/testrun/{run.pk}/change/"
+    listed = client.get(f"/api/v1/testing/runs/{run.pk}").json()
+    assert (listed["host"], listed["endpoint"], listed["method"]) == (endpoint.host.name, endpoint.path,
+                                                                      endpoint.method)
