@@ -57,17 +57,34 @@ def daily_bars_svg(rows: Sequence[tuple], *, labels: Sequence[str], title: str =
     return mark_safe("".join(parts))
 
 
-def hosts_graph_svg(graph: dict, *, size: int = 640) -> SafeString:
+MAX_NODES = 60
+
+
+def graph_drawn(graph: dict, limit: int = MAX_NODES) -> dict:
+    """The part of a hosts graph that is drawn: every host when there are at most ``limit``, else the
+    hosts of the edges first and then those with the most endpoints, with the edges between them."""
+    hosts = graph["hosts"]
+    if len(hosts) <= limit:
+        return graph
+    linked = {name for edge in graph["edges"] for name in (edge["srcHost"], edge["dstHost"])}
+    ranked = sorted(hosts, key=lambda name: (name not in linked, -hosts[name]["numEndpoints"], name))[:limit]
+    kept = set(ranked)
+    return {"hosts": {name: hosts[name] for name in ranked},
+            "edges": [e for e in graph["edges"] if e["srcHost"] in kept and e["dstHost"] in kept]}
+
+
+def hosts_graph_svg(graph: dict, *, width: int = 1000, height: int = 600) -> SafeString:
     """GET /hosts-graph drawn: hosts on a circle (public ones filled), an arrow per edge with its
     endpoint count. ``graph`` is the API's answer (``hosts``: name → numEndpoints, isPublic;
     ``edges``: srcHost, dstHost, numEndpoints)."""
     names = sorted(graph["hosts"])
-    center, radius = size / 2, size / 2 - 110
+    # Room on both sides for the names (up to about 35 characters) of the hosts left and right.
+    center, middle, radius = width / 2, height / 2, height / 2 - 50
     position = {}
     for index, name in enumerate(names):
         angle = 2 * math.pi * index / max(1, len(names)) - math.pi / 2
-        position[name] = (center + radius * math.cos(angle), center + radius * math.sin(angle))
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size} {size}" role="img" '
+        position[name] = (center + radius * math.cos(angle), middle + radius * math.sin(angle))
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" role="img" '
              'class="console-graph" aria-label="hosts graph">'
              '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
              'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#777"/></marker></defs>']

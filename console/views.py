@@ -16,7 +16,7 @@ from inventory.counts import inventory_changed
 from inventory.models import Endpoint
 
 from .health import health_read
-from .svg import hosts_graph_svg
+from .svg import graph_drawn, hosts_graph_svg
 
 ACTIONS = {"resolve": UpdateType.RESOLVE, "ignore": UpdateType.IGNORE,
            "reopen-resolved": UpdateType.UNRESOLVE, "reopen-ignored": UpdateType.UNIGNORE}
@@ -30,8 +30,9 @@ def health_view(request):
 
 def hosts_graph_view(request):
     graph = hosts_graph()
+    drawn = graph_drawn(graph)
     context = {**admin.site.each_context(request), "title": "Hosts graph", "graph": graph,
-               "svg": hosts_graph_svg(graph)}
+               "svg": hosts_graph_svg(drawn), "drawn": len(drawn["hosts"]), "total": len(graph["hosts"])}
     return TemplateResponse(request, "console/hosts_graph.html", context)
 
 

@@ -181,3 +181,17 @@ def test_run_action_starts_the_endpoints_tests_or_says_why_not(demo, admin_brows
     listed = client.get(f"/api/v1/testing/runs/{run.pk}").json()
     assert (listed["host"], listed["endpoint"], listed["method"]) == (endpoint.host.name, endpoint.path,
                                                                       endpoint.method)
+
+
+def test_a_large_hosts_graph_draws_the_linked_hosts_first():
+    from console.svg import graph_drawn, hosts_graph_svg
+
+    hosts = {f"h{i:03}.example.com": {"numEndpoints": i, "isPublic": i % 2 == 0} for i in range(100)}
+    edges = [{"srcHost": "h000.example.com", "dstHost": "h001.example.com", "numEndpoints": 3}]
+    drawn = graph_drawn({"hosts": hosts, "edges": edges}, limit=10)
+    assert len(drawn["hosts"]) == 10 and drawn["edges"] == edges
+    assert {"h000.example.com", "h001.example.com", "h099.example.com"} <= set(drawn["hosts"])
+    svg = hosts_graph_svg(drawn)
+    assert svg.count('class="node"') == 10 and svg.count('class="edge"') == 1
+    assert "<script" not in hosts_graph_svg({"hosts": {"<script>x": {"numEndpoints": 1, "isPublic": True}},
+                                             "edges": []})
