@@ -195,3 +195,18 @@ def test_a_large_hosts_graph_draws_the_linked_hosts_first():
     assert svg.count('class="node"') == 10 and svg.count('class="edge"') == 1
     assert "<script" not in hosts_graph_svg({"hosts": {"<script>x": {"numEndpoints": 1, "isPublic": True}},
                                              "edges": []})
+
+
+def test_migrate_keeps_the_operators_group_with_every_view_permission_and_nothing_else():
+    from django.contrib.auth.models import Group, Permission
+    from django.core.management import call_command
+
+    from console.operators import OPERATORS_GROUP
+
+    Group.objects.filter(name=OPERATORS_GROUP).delete()
+    call_command("migrate", verbosity=0)  # nothing to apply: post_migrate still runs
+    group = Group.objects.get(name=OPERATORS_GROUP)
+    codenames = set(group.permissions.values_list("codename", flat=True))
+    assert codenames == set(Permission.objects.filter(codename__startswith="view_").values_list("codename", flat=True))
+    assert {"view_endpoint", "view_alert", "view_apikey", "view_webhook"} <= codenames
+    assert not [c for c in codenames if not c.startswith("view_")]
