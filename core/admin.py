@@ -9,7 +9,6 @@ from .models import AgentKey, ApiKey, TraceDecryptFailure
 from .queues import queues_status
 
 
-
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
     list_display = ("name", "scope", "prefix", "created_at", "revoked_at")
