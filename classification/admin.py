@@ -93,11 +93,11 @@ class DataClassAdmin(admin.ModelAdmin):
             self.message_user(request, "Built-in data classes cannot be deleted; disable them instead.",
                               messages.WARNING)
 
-    @admin.action(description="Enable selected data classes")
+    @admin.action(description="Enable selected data classes", permissions=["change"])
     def enable_selected(self, request, queryset):
         self.message_user(request, f"Enabled {queryset.update(enabled=True)} data class(es).")
 
-    @admin.action(description="Disable selected data classes (stop detecting them)")
+    @admin.action(description="Disable selected data classes (stop detecting them)", permissions=["change"])
     def disable_selected(self, request, queryset):
         self.message_user(request, f"Disabled {queryset.update(enabled=False)} data class(es).")
 

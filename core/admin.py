@@ -8,9 +8,6 @@ from kombu.exceptions import OperationalError
 from .models import AgentKey, ApiKey, TraceDecryptFailure
 from .queues import queues_status
 
-# The index links the queues page (``queues_admin_view``, routed in config/urls.py).
-admin.site.index_template = "core/admin/index.html"
-
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
@@ -31,7 +28,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
             return
         super().save_model(request, obj, form, change)
 
-    @admin.action(description="Revoke selected API keys")
+    @admin.action(description="Revoke selected API keys", permissions=["change"])
     def revoke_selected(self, request, queryset):
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"Revoked {count} key(s).")

@@ -20,11 +20,12 @@ def max_risk(scores) -> str:
 
 
 class DataSection(models.TextChoices):
-    REQUEST_QUERY = "REQUEST_QUERY"
-    REQUEST_HEADER = "REQUEST_HEADER"
-    REQUEST_BODY = "REQUEST_BODY"
-    RESPONSE_HEADER = "RESPONSE_HEADER"
-    RESPONSE_BODY = "RESPONSE_BODY"
+    # Labels: SPEC's display strings (the console shows them).
+    REQUEST_QUERY = "REQUEST_QUERY", "Request Query"
+    REQUEST_HEADER = "REQUEST_HEADER", "Request Headers"
+    REQUEST_BODY = "REQUEST_BODY", "Request Body"
+    RESPONSE_HEADER = "RESPONSE_HEADER", "Response Headers"
+    RESPONSE_BODY = "RESPONSE_BODY", "Response Body"
 
 
 # The webhook payload and the v2 agents use Metlo's short section names.
@@ -36,13 +37,7 @@ SECTION_SHORT = {
     DataSection.RESPONSE_BODY: "resBody",
 }
 SHORT_SECTION = {short: section for section, short in SECTION_SHORT.items()}
-SECTION_LABEL = {
-    DataSection.REQUEST_QUERY: "Request Query",
-    DataSection.REQUEST_HEADER: "Request Headers",
-    DataSection.REQUEST_BODY: "Request Body",
-    DataSection.RESPONSE_HEADER: "Response Headers",
-    DataSection.RESPONSE_BODY: "Response Body",
-}
+SECTION_LABEL = {section: section.label for section in DataSection}
 
 
 class HttpMethod(models.TextChoices):
@@ -62,14 +57,16 @@ class HostType(models.TextChoices):
 
 
 class AlertType(models.TextChoices):
-    NEW_ENDPOINT = "New Endpoint Detected"
-    PII_DATA = "PII Data Detected"
-    OPENAPI_SPEC_DIFF = "Open API Spec Diff"
-    QUERY_SENSITIVE = "Sensitive Data in Query Params"
-    PATH_SENSITIVE = "Sensitive Data in Path Params"
-    BASIC_AUTH = "Basic Authentication Detected"
-    UNSECURED_ENDPOINT = "Endpoint not secured by SSL"
-    UNAUTHENTICATED_SENSITIVE = "Unauthenticated Endpoint returning Sensitive Data"
+    # The value is SPEC's display string, and so is the label (the console shows labels).
+    NEW_ENDPOINT = "New Endpoint Detected", "New Endpoint Detected"
+    PII_DATA = "PII Data Detected", "PII Data Detected"
+    OPENAPI_SPEC_DIFF = "Open API Spec Diff", "Open API Spec Diff"
+    QUERY_SENSITIVE = "Sensitive Data in Query Params", "Sensitive Data in Query Params"
+    PATH_SENSITIVE = "Sensitive Data in Path Params", "Sensitive Data in Path Params"
+    BASIC_AUTH = "Basic Authentication Detected", "Basic Authentication Detected"
+    UNSECURED_ENDPOINT = "Endpoint not secured by SSL", "Endpoint not secured by SSL"
+    UNAUTHENTICATED_SENSITIVE = ("Unauthenticated Endpoint returning Sensitive Data",
+                                 "Unauthenticated Endpoint returning Sensitive Data")
 
 
 class AlertStatus(models.TextChoices):

@@ -126,6 +126,10 @@ def queues_check_forever(*, interval: float, stop: threading.Event | None = None
     """Run :func:`queues_check` every ``interval`` seconds until ``stop`` is set (beat's thread,
     started by ``config.celery``); the first check comes one interval after the start, once the
     workers started beside beat have had time to come up."""
+    from inventory.ingest.health import beat_seen
+
     stop = stop or threading.Event()
+    beat_seen()  # the console's beat liveness (inventory.ingest.health)
     while not stop.wait(interval):
+        beat_seen()
         queues_check()

@@ -32,15 +32,15 @@ class AlertAdmin(admin.ModelAdmin):
         self.message_user(request, f"{verb} {changed} alert(s); skipped {skipped} whose status does not allow it.",
                           level)
 
-    @admin.action(description="Resolve selected alerts (Open ones)")
+    @admin.action(description="Resolve selected alerts (Open ones)", permissions=["change"])
     def resolve_selected(self, request, queryset):
         self._bulk(request, queryset, UpdateType.RESOLVE, "Resolved")
 
-    @admin.action(description="Ignore selected alerts (Open ones)")
+    @admin.action(description="Ignore selected alerts (Open ones)", permissions=["change"])
     def ignore_selected(self, request, queryset):
         self._bulk(request, queryset, UpdateType.IGNORE, "Ignored")
 
-    @admin.action(description="Reopen selected alerts (Resolved or Ignored ones)")
+    @admin.action(description="Reopen selected alerts (Resolved or Ignored ones)", permissions=["change"])
     def reopen_selected(self, request, queryset):
         resolved = queryset.filter(status="Resolved").values_list("uuid", flat=True)
         ignored = queryset.filter(status="Ignored").values_list("uuid", flat=True)

@@ -73,6 +73,8 @@ class EndpointAdmin(admin.ModelAdmin):
     search_fields = ("path", "host__name", "owner", "openapi_spec_name")
     ordering = ("-risk_rank", "-last_active")
     inlines = [DataFieldInline]
+    # The operators' endpoint page (console/endpoint.py): usage, alerts, fields, tests, traces, spec.
+    change_form_template = "console/endpoint_change.html"
     actions = ["mark_authenticated", "mark_unauthenticated", "clear_authenticated_override", "delete_selected"]
     readonly_fields = (
         "uuid", "host", "method", "path", "path_regex", "num_segments", "num_literal_segments", "risk_score",
@@ -90,6 +92,12 @@ class EndpointAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # endpoints come from traffic (or update-paths)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        from console.endpoint import endpoint_page_context
+
+        context = {**endpoint_page_context(request, object_id), **(extra_context or {})}
+        return super().change_view(request, object_id, form_url, context)
 
     @admin.display(description="authenticated", boolean=True)
     def authenticated(self, obj):
@@ -120,19 +128,19 @@ class EndpointAdmin(admin.ModelAdmin):
     def delete_queryset(self, request, queryset):
         services.endpoints_delete(endpoint_ids=list(queryset.values_list("uuid", flat=True)))
 
-    @admin.action(description="Mark selected endpoints authenticated")
+    @admin.action(description="Mark selected endpoints authenticated", permissions=["change"])
     def mark_authenticated(self, request, queryset):
         count = services.endpoints_set_authenticated(endpoint_ids=queryset.values_list("uuid", flat=True),
                                                      authenticated=True)
         self.message_user(request, f"Marked {count} endpoint(s) authenticated.")
 
-    @admin.action(description="Mark selected endpoints unauthenticated")
+    @admin.action(description="Mark selected endpoints unauthenticated", permissions=["change"])
     def mark_unauthenticated(self, request, queryset):
         count = services.endpoints_set_authenticated(endpoint_ids=queryset.values_list("uuid", flat=True),
                                                      authenticated=False)
         self.message_user(request, f"Marked {count} endpoint(s) unauthenticated.")
 
-    @admin.action(description="Clear the operator's authentication setting (use detection)")
+    @admin.action(description="Clear the operator's authentication setting (use detection)", permissions=["change"])
     def clear_authenticated_override(self, request, queryset):
         count = services.endpoints_set_authenticated(endpoint_ids=queryset.values_list("uuid", flat=True),
                                                      authenticated=None)

@@ -97,7 +97,8 @@ class Endpoint(Timestamped):
         ]
 
     def __str__(self) -> str:
-        return f"{self.method} {self.host_id}:{self.path}"
+        # The host's name (callers listing endpoints select_related("host")).
+        return f"{self.method} {self.host.name} {self.path}"
 
     @property
     def is_authenticated(self) -> bool:

@@ -11,6 +11,7 @@ from django.db import OperationalError
 from core.logsafe import WithheldError, error_name, withheld
 
 from .ingest.accept import batches_requeue
+from .ingest.health import analysis_recorded
 from .ingest.maintenance import ingest_prune
 from .ingest.pipeline import batch_analyze, batch_record_failure
 from .learning import paths_learn
@@ -42,11 +43,13 @@ def analyze_batch_task(self, batch_id: int) -> None:
         failed = batch_record_failure(batch_id=batch_id, error=exc)
         if failed:
             logger.error("ingest batch %s marked FAILED after repeated errors", batch_id)
+            analysis_recorded(failed_batches=1)
             return
         # Celery logs the retry reason: its name only, not a message that may quote trace data.
         raise self.retry(countdown=min(60, 2 ** min(self.request.retries, 6)),
                          exc=WithheldError(error_name(exc))) from None
     if outcome is not None:
+        analysis_recorded(analysed=outcome.analysed, skipped=outcome.skipped)
         for host_id, method, num_segments in sorted(outcome.new_endpoint_groups):
             _learn_or_defer(host_id, method, num_segments)
 

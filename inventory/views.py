@@ -14,6 +14,7 @@ from core.scopes import Scope
 
 from .ingest.accept import traces_accept
 from .ingest.agent_config import agent_config
+from .ingest.health import request_recorded
 from .ingest.schema import AgentConfigSerializer, ProcessedTraceSerializer, RawTraceSerializer
 from .ingest.validation import MAX_REQUEST_BYTES, traces_validate
 
@@ -92,7 +93,13 @@ class _IngestView(APIView):
         # The validated body is stored as sent (no re-serialisation) unless a trace carries credentials
         # of its own channel, which traces_accept redacts before storing (inventory.ingest.staging).
         traces_accept(traces=traces, processed=self.processed, traces_json=body if self.batch else b"[" + body + b"]")
+        request.accepted_traces = traces
         return Response("OK")
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        # Ingestion health (console): one pipelined Redis write per request, whatever the answer.
+        request_recorded(request, response.status_code, getattr(request, "accepted_traces", None))
+        return super().finalize_response(request, response, *args, **kwargs)
 
 
 class LogRequestSingleView(_IngestView):

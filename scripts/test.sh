@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh
+source scripts/browser.sh
 source scripts/_venv.sh
 extra=()
 # CI starts from a fresh database every time; locally --reuse-db keeps it fast.

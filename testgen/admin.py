@@ -4,6 +4,9 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin
 
+from console.masking import SecretsMaskedAdmin
+from core.masking import secrets_masked, url_masked
+
 from .crypto import InvalidToken, secret_decrypt
 from .models import GLOBAL_ENV_KEY, TestingEnvironment, TestRun, TestRunResult
 from .serializers import GlobalEnvSerializer
@@ -71,7 +74,8 @@ class TestingEnvironmentForm(forms.ModelForm):
 
 
 @admin.register(TestingEnvironment)
-class TestingEnvironmentAdmin(admin.ModelAdmin):
+class TestingEnvironmentAdmin(SecretsMaskedAdmin, admin.ModelAdmin):
+    masked_fields = {"base_url": url_masked, "headers": secrets_masked, "extra": secrets_masked}
     form = TestingEnvironmentForm
     list_display = ("base_url", "test_user_id", "token_set", "timeout_ms", "retries", "updated_at")
     readonly_fields = ("token_set", "updated_at")
@@ -110,7 +114,7 @@ class TestRunResultInline(admin.TabularInline):
 
 
 @admin.register(TestRun)
-class TestRunAdmin(admin.ModelAdmin):
+class TestRunAdmin(SecretsMaskedAdmin, admin.ModelAdmin):
     """Runs from the API and the command, with each test's outcome (read-only)."""
 
     list_display = ("created_at", "status", "source", "host", "endpoint", "template_name", "num_tests", "num_passed",
@@ -122,6 +126,7 @@ class TestRunAdmin(admin.ModelAdmin):
                        "base_url", "num_tests", "num_passed", "num_failed", "num_errors", "num_not_generated", "error",
                        "created_at", "started_at", "finished_at")
     fields = readonly_fields
+    masked_fields = {"base_url": url_masked}
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -1,6 +1,9 @@
 """Operators' console: webhooks with their recent attempts, and the delivery queue (read-only)."""
 from django.contrib import admin
 
+from console.masking import SecretsMaskedAdmin
+from core.masking import url_masked
+
 from .models import Webhook, WebhookDelivery, WebhookRun
 
 
@@ -17,7 +20,8 @@ class WebhookRunInline(admin.TabularInline):
 
 
 @admin.register(Webhook)
-class WebhookAdmin(admin.ModelAdmin):
+class WebhookAdmin(SecretsMaskedAdmin, admin.ModelAdmin):
+    masked_fields = {"url": url_masked}  # chat webhooks carry their token in the URL
     list_display = ("uuid", "url", "alert_types", "hosts", "max_retries", "created_at")
     search_fields = ("url",)
     readonly_fields = ("uuid", "created_at", "updated_at")

@@ -28,5 +28,9 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
-# Static files are not collected for tests.
-MIDDLEWARE = [m for m in MIDDLEWARE if "whitenoise" not in m]  # noqa: F405
+# Static files are not collected for tests; a browser test's server serves them from the apps'
+# folders (WhiteNoise reading the finders) with TEST_SERVE_STATIC=true (tests/console/test_browser.py).
+if env.bool("TEST_SERVE_STATIC", default=False):
+    WHITENOISE_USE_FINDERS = True
+else:
+    MIDDLEWARE = [m for m in MIDDLEWARE if "whitenoise" not in m]  # noqa: F405

@@ -34,6 +34,7 @@ SCRIPTS = {
                          "webhooks while ingesting: lost deliveries", "burst (minimal set): FAILED deliveries",
                          "burst (Procfile): FAILED deliveries"]),
     "profile_ingest.py": (14, ["analysis in one process", "analysis CPU per trace: Python"]),
+    "console.py": (15, ["dashboard server time (warm) p50", "endpoint page server time (warm) p50"]),
 }
 
 
