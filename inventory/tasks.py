@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 
 from celery import shared_task
@@ -12,7 +13,8 @@ from core.logsafe import WithheldError, error_name, withheld
 
 from .ingest.accept import batches_requeue
 from .ingest.maintenance import ingest_prune
-from .ingest.pipeline import batch_analyze, batch_record_failure
+from .ingest.drain import drain_send
+from .ingest.pipeline import batch_analyze, batch_record_failure, singles_analyze
 from .learning import paths_learn
 
 logger = logging.getLogger(__name__)
@@ -35,20 +37,66 @@ def analyze_batch_task(self, batch_id: int) -> None:
     try:
         outcome = batch_analyze(batch_id=batch_id)
     except Exception as exc:
-        if isinstance(exc, OperationalError):
-            logger.warning("ingest batch %s: database error (%s), will retry", batch_id, type(exc).__name__)
-        else:
-            logger.error("ingest batch %s: analysis failed", batch_id, exc_info=withheld(exc))
-        failed = batch_record_failure(batch_id=batch_id, error=exc)
-        if failed:
-            logger.error("ingest batch %s marked FAILED after repeated errors", batch_id)
+        if _failure_recorded(batch_id, exc):
             return
-        # Celery logs the retry reason: its name only, not a message that may quote trace data.
-        raise self.retry(countdown=min(60, 2 ** min(self.request.retries, 6)),
-                         exc=WithheldError(error_name(exc))) from None
+        raise _retry(self, exc) from None
     if outcome is not None:
-        for host_id, method, num_segments in sorted(outcome.new_endpoint_groups):
-            _learn_or_defer(host_id, method, num_segments)
+        _learn_groups(outcome)
+
+
+# A drain stops after this many seconds of analyses and sends itself again, well within its
+# soft time limit, so a long backlog never makes it time out (and count a failure) half-way.
+DRAIN_BUDGET_SECONDS = 60
+
+
+@shared_task(bind=True, max_retries=None, soft_time_limit=300)
+def ingest_drain_task(self) -> int:
+    """Analyse every pending single-trace row, oldest first, in batches (``inventory.ingest.drain``).
+
+    Sent by the web after a single-trace post (one per ``INGEST_DRAIN_WINDOW`` per process) and by
+    the requeue sweep. Safe to run twice or side by side: each round claims its rows with ``SKIP
+    LOCKED`` and marks them DONE in the analysis transaction. A failed round rolls back; the oldest
+    row it held counts the attempt (FAILED after five, as for a batch) and the drain is retried
+    with backoff. Returns the number of traces analysed.
+    """
+    analysed, started = 0, time.monotonic()
+    while time.monotonic() - started < DRAIN_BUDGET_SECONDS:
+        claimed: list[int] = []
+        try:
+            outcome = singles_analyze(claimed=claimed)
+        except Exception as exc:
+            if claimed:
+                _failure_recorded(claimed[0], exc)
+            raise _retry(self, exc) from None
+        if outcome is None:
+            return analysed
+        analysed += outcome.traces
+        _learn_groups(outcome)
+    drain_send()  # more than one budget's worth waiting: carry on in a fresh task
+    return analysed
+
+
+def _failure_recorded(batch_id: int, exc: Exception) -> bool:
+    """Log a failed analysis and count it against the batch; True once the batch is FAILED."""
+    if isinstance(exc, OperationalError):
+        logger.warning("ingest batch %s: database error (%s), will retry", batch_id, type(exc).__name__)
+    else:
+        logger.error("ingest batch %s: analysis failed", batch_id, exc_info=withheld(exc))
+    failed = batch_record_failure(batch_id=batch_id, error=exc)
+    if failed:
+        logger.error("ingest batch %s marked FAILED after repeated errors", batch_id)
+    return failed
+
+
+def _retry(task, exc: Exception):
+    """The task's retry with backoff (1 s, 2 s, 4 s … 60 s)."""
+    # Celery logs the retry reason: its name only, not a message that may quote trace data.
+    return task.retry(countdown=min(60, 2 ** min(task.request.retries, 6)), exc=WithheldError(error_name(exc)))
+
+
+def _learn_groups(outcome) -> None:
+    for host_id, method, num_segments in sorted(outcome.new_endpoint_groups):
+        _learn_or_defer(host_id, method, num_segments)
 
 
 def _learn_or_defer(host_id: int, method: str, num_segments: int) -> None:
