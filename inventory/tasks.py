@@ -71,7 +71,7 @@ def ingest_drain_task(self) -> int:
         if outcome is None:
             return analysed
         analysed += outcome.traces
-        _learn_groups(outcome)
+        _learn_groups_debounced(outcome)
     drain_send()  # more than one budget's worth waiting: carry on in a fresh task
     return analysed
 
@@ -97,6 +97,31 @@ def _retry(task, exc: Exception):
 def _learn_groups(outcome) -> None:
     for host_id, method, num_segments in sorted(outcome.new_endpoint_groups):
         _learn_or_defer(host_id, method, num_segments)
+
+
+# Drains follow each other every INGEST_DRAIN_WINDOW while agents post, and the first traffic
+# of an API creates endpoints in the same groups round after round: a group this process learned
+# less than LEARN_DEBOUNCE seconds ago is learned again once, by a paths_learn_task counting
+# down to the end of that window, which sees every endpoint created meanwhile.
+LEARN_DEBOUNCE = 2.0
+_learn_windows: dict[tuple, list] = {}  # group -> [window end (monotonic), deferred task sent]
+
+
+def _learn_groups_debounced(outcome) -> None:
+    """Learn each group of the drain round now, or once at the end of its window (see above)."""
+    now = time.monotonic()
+    if len(_learn_windows) > 10_000:
+        for group in [g for g, (ends, _) in _learn_windows.items() if ends <= now]:
+            del _learn_windows[group]
+    for group in sorted(outcome.new_endpoint_groups):
+        window = _learn_windows.get(group)
+        if window is None or window[0] <= now:
+            _learn_windows[group] = [now + LEARN_DEBOUNCE, False]
+            _learn_or_defer(*group)
+        elif not window[1]:
+            window[1] = True
+            # After this round's commit, and after every round of the window (they commit before it ends).
+            paths_learn_task.apply_async(group, countdown=window[0] - now)
 
 
 def _learn_or_defer(host_id: int, method: str, num_segments: int) -> None:
