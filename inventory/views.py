@@ -4,12 +4,12 @@ import zlib
 import orjson
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse
-from rest_framework.exceptions import APIException, AuthenticationFailed, UnsupportedMediaType
+from rest_framework.exceptions import AuthenticationFailed, UnsupportedMediaType
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.authentication import ApiKeyAuthentication
-from core.errors import ApiError, PayloadTooLarge, ZodError
+from core.errors import PayloadTooLarge, ServiceBusy, ZodError
 from core.safejson import nested_deeper_than, strip_nul
 from core.openapi import operation
 from core.scopes import Scope, scope_allows
@@ -89,14 +89,18 @@ class _IngestView(APIView):
     processed = False
 
     def post(self, request):
-        self.accept(request)
+        self.store(*self.read(request))
         return Response("OK")
 
     @classmethod
-    def accept(cls, request) -> None:
-        """Read, validate and store the body (raises the SPEC's errors; stores nothing then)."""
+    def read(cls, request) -> tuple[list, bytes]:
+        """The body's traces, validated, and their JSON text (raises the SPEC's 4xx errors)."""
         payload, body = _read_json(request)
-        traces = traces_validate(payload, batch=cls.batch, processed=cls.processed)
+        return traces_validate(payload, batch=cls.batch, processed=cls.processed), body
+
+    @classmethod
+    def store(cls, traces: list, body: bytes) -> None:
+        """Store validated traces (``ServiceBusy`` when the backlog is full: nothing stored then)."""
         # The validated body is stored as sent (no re-serialisation) unless a trace carries credentials
         # of its own channel, which traces_accept redacts before storing (inventory.ingest.staging).
         traces_accept(traces=traces, processed=cls.processed, traces_json=body if cls.batch else b"[" + body + b"]",
@@ -147,9 +151,13 @@ def _single_fast(view_class, request) -> HttpResponse | None:
     if found is None or not scope_allows(found[1].scope, Scope.INGEST, "POST"):
         return None
     try:
-        view_class.accept(request)
-    except (ApiError, APIException):
-        return None  # raised before anything was stored: the DRF view answers it in the SPEC's shape
+        traces, body = view_class.read(request)
+    except Exception:  # noqa: BLE001 - nothing stored yet: the DRF view answers it in the SPEC's shape
+        return None
+    try:
+        view_class.store(traces, body)
+    except ServiceBusy:  # raised before storing: the DRF view answers the 503 (Retry-After)
+        return None
     return HttpResponse(_OK_BODY, content_type="application/json")
 
 
