@@ -315,10 +315,7 @@ def main() -> None:
     print(f"ingestion: {args.traces} traces in batches of {args.batch} over {HOSTS} hosts / {endpoints} endpoints, "
           f"{args.clients} clients; then {args.single_traces} single-trace posts", flush=True)
 
-    with BenchService(db=args.db, redis_db=args.redis_db, web_threads=args.web_threads,
-                      worker_concurrency=args.worker_concurrency, worker_pool=args.worker_pool,
-                      worker_nice=args.worker_nice) as svc:
-        print(f"service: {svc.describe()}", flush=True)
+    with service(args) as svc:
         phase(svc, figures, label="ingest batches (empty inventory)", path="/api/v1/log-request/batch",
               bodies=batch_bodies, traces=args.traces, per_request=args.batch, clients=args.clients,
               endpoints=min(endpoints, args.traces))
@@ -337,6 +334,15 @@ def main() -> None:
     svc.drop_database()
 
 
+def service(args) -> BenchService:
+    """The service as the command line asks for it (started by ``with``, which prints what it is)."""
+    svc = BenchService(db=args.db, redis_db=args.redis_db, web_threads=args.web_threads,
+                       worker_concurrency=args.worker_concurrency, worker_pool=args.worker_pool,
+                       worker_nice=args.worker_nice)
+    print(f"service: {svc.describe()}", flush=True)
+    return svc
+
+
 def metlo_main(args) -> None:
     """``--metlo-singles``: 4,000 single posts (each endpoint twice) by 10 clients into an empty inventory."""
     traces = 400 if args.small else (args.single_traces if args.single_traces != 5_000 else 4_000)
@@ -346,10 +352,7 @@ def metlo_main(args) -> None:
     bodies = [json.dumps(t).encode() for t in Traffic(args.seed).traces(traces)]
     print(f"ingestion --metlo-singles: {traces} single-trace posts by {clients} clients over {HOSTS} hosts / "
           f"{endpoints} endpoints, empty inventory", flush=True)
-    with BenchService(db=args.db, redis_db=args.redis_db, web_threads=args.web_threads,
-                      worker_concurrency=args.worker_concurrency, worker_pool=args.worker_pool,
-                      worker_nice=args.worker_nice) as svc:
-        print(f"service: {svc.describe()}", flush=True)
+    with service(args) as svc:
         metlo_singles(svc, figures, bodies=bodies, clients=clients, endpoints=endpoints)
         figures.memory(svc, "after metlo singles")
     svc.drop_database()
