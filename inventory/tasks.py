@@ -72,7 +72,10 @@ def ingest_drain_task(self) -> int:
             return analysed
         analysed += outcome.traces
         _learn_groups_debounced(outcome)
-    drain_send()  # more than one budget's worth waiting: carry on in a fresh task
+    try:
+        drain_send()  # more than one budget's worth waiting: carry on in a fresh task
+    except Exception as exc:  # noqa: BLE001 - broker down: the rows wait for the sweep or the next signal
+        logger.error("could not send the next ingest drain; the sweep will", exc_info=withheld(exc))
     return analysed
 
 
@@ -121,7 +124,13 @@ def _learn_groups_debounced(outcome) -> None:
         elif not window[1]:
             window[1] = True
             # After this round's commit, and after every round of the window (they commit before it ends).
-            paths_learn_task.apply_async(group, countdown=window[0] - now)
+            try:
+                paths_learn_task.apply_async(group, countdown=window[0] - now)
+            except Exception as exc:  # noqa: BLE001 - broker down: learn now rather than not at all
+                logger.warning("learning host %s %s not deferred (%s); learning now", group[0], group[1],
+                               type(exc).__name__)
+                window[1] = False
+                _learn_or_defer(*group)
 
 
 def _learn_or_defer(host_id: int, method: str, num_segments: int) -> None:

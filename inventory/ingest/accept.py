@@ -55,10 +55,11 @@ def ingest_backlog() -> int:
     )["n"]
 
 
-# The backlog read by a request is reused by the next ones of this process for this long (seconds),
-# plus what this process accepted since, while it stays this far under the limit (a tenth of it,
-# and at least BACKLOG_REUSE_MARGIN traces): other processes cannot add that much meanwhile.
-# Small limits (tests, tight deployments) are therefore always read exactly.
+# Single-trace posts: the backlog read by a request is reused by the next ones of this process for
+# this long (seconds), plus what this process accepted since, while it stays this far under the
+# limit (a tenth of it, and at least BACKLOG_REUSE_MARGIN traces). The limit is a backpressure
+# threshold, not an exact cap: it may be passed by what other web processes accept within that
+# second. Batches (one read per up to 1,000 traces) and small limits are always read exactly.
 BACKLOG_REUSE_SECONDS = 1.0
 BACKLOG_REUSE_MARGIN = 1000
 
@@ -66,15 +67,15 @@ _backlog_lock = threading.Lock()
 _backlog = {"value": 0, "read_at": -1e9}
 
 
-def _backlog_estimate(adding: int) -> int:
-    """The backlog a request adding ``adding`` traces must compare with the limit: read through
-    :func:`ingest_backlog`, or this process's last reading plus what it accepted since, when that
-    reading is fresh and far enough under the limit that a fresh one could not change the answer."""
+def _backlog_estimate(adding: int, *, reuse: bool) -> int:
+    """The backlog a request adding ``adding`` traces compares with the limit: read through
+    :func:`ingest_backlog`, or (``reuse``) this process's last reading plus what it accepted since,
+    when that reading is fresh and far under the limit (see ``BACKLOG_REUSE_SECONDS``)."""
     limit = settings.INGEST_MAX_BACKLOG
     with _backlog_lock:
         estimate = _backlog["value"]
         fresh = time.monotonic() - _backlog["read_at"] < BACKLOG_REUSE_SECONDS
-    if fresh and limit - estimate - adding >= max(limit / 10, BACKLOG_REUSE_MARGIN):
+    if reuse and fresh and limit - estimate - adding >= max(limit / 10, BACKLOG_REUSE_MARGIN):
         return estimate
     value = ingest_backlog()
     with _backlog_lock:
@@ -123,7 +124,7 @@ def traces_accept(*, traces: list, processed: bool, traces_json: bytes | None = 
     """
     if not traces:
         return None
-    backlog = _backlog_estimate(len(traces))
+    backlog = _backlog_estimate(len(traces), reuse=single)
     if backlog >= settings.INGEST_MAX_BACKLOG:
         logger.warning("ingestion backlog %s at or above %s: refusing %s traces", backlog,
                        settings.INGEST_MAX_BACKLOG, len(traces))
