@@ -2,6 +2,7 @@
 """Ingestion at scale over HTTP: accepted and analysed traces/s, batches and single posts.
 
     python bench/ingestion.py [--traces 20000] [--single-traces 5000] [--clients 4] [--small]
+    python bench/ingestion.py --metlo-singles [--single-traces 4000] [--single-clients 10]
 
 The service runs the production way (``bench/service.py``). The traffic is deterministic
 (``--seed``): 20 hosts with 100 endpoints each (2,000 distinct endpoints), numeric ids in the
@@ -14,6 +15,13 @@ numbers, some authenticated, some not.
    (first POST until every batch is analysed and the inventory holds all 2,000 endpoints).
 2. single posts: fresh traffic over the same endpoints, one trace per POST to
    ``/api/v1/log-request/single``, 4 clients; the same figures.
+
+``--metlo-singles`` runs only Metlo's own single-trace workload instead (issue #16): 4,000
+single-trace posts by 10 clients into an EMPTY inventory, each trace posted once, endpoints
+visited round-robin (every one of the 2,000 twice). Figures: accept p50/p99, the seconds from
+the first post until ``GET /api/v1/endpoints`` lists all 2,000 (``X-Total-Count``, polled over
+HTTP), whether every trace was counted (usage equals traces sent: nothing lost) and CPU-ms per
+trace of each process: the load client (its threads' CPU), web, worker, PostgreSQL.
 
 A 503 (backpressure) is retried after its Retry-After and counted. The RSS of the web and
 worker processes is measured after each phase.
@@ -122,6 +130,7 @@ def post_all(svc: BenchService, path: str, bodies: list[bytes], clients: int) ->
         work.put(body)
     latencies: list[float] = []
     retries = [0]
+    client_cpu = [0.0]
     errors: list[str] = []
     lock = threading.Lock()
 
@@ -150,11 +159,13 @@ def post_all(svc: BenchService, path: str, bodies: list[bytes], clients: int) ->
         session.close()
         with lock:
             latencies.extend(mine)
+            client_cpu[0] += time.thread_time()
 
     started, seconds = in_threads(client, clients)
     if errors:
         sys.exit(f"ingestion POSTs failed: {errors[:3]}")
-    return {"latencies": latencies, "started": started, "seconds": seconds, "retries": retries[0]}
+    return {"latencies": latencies, "started": started, "seconds": seconds, "retries": retries[0],
+            "client_cpu": client_cpu[0]}
 
 
 def bench_endpoints(svc: BenchService) -> int:
@@ -224,6 +235,58 @@ def phase(svc: BenchService, figures: Figures, *, label: str, path: str, bodies:
                 note="2 CPU-seconds / CPU per trace; not a measurement")
 
 
+def listed_endpoints(svc: BenchService, session) -> int:
+    """``X-Total-Count`` of ``GET /api/v1/endpoints``: what a user of the API sees."""
+    response = session.get(svc.base_url + "/api/v1/endpoints", params={"limit": 1}, timeout=30)
+    response.raise_for_status()
+    return int(response.headers["X-Total-Count"])
+
+
+def metlo_singles(svc: BenchService, figures: Figures, *, bodies: list[bytes], clients: int, endpoints: int) -> None:
+    """Metlo's single-trace workload on an empty inventory (see the module docstring)."""
+    label = f"metlo singles ({len(bodies)} posts, {clients} clients, empty inventory)"
+    warm_up(svc, svc.web_threads)
+    session = svc.session()
+    before = listed_endpoints(svc, session)  # the warm-up's endpoint
+    meter = CpuMeter(svc).start()
+    posted: dict = {}
+    poster = threading.Thread(target=lambda: posted.update(
+        post_all(svc, "/api/v1/log-request/single", bodies, clients)))
+    started = time.perf_counter()
+    poster.start()
+    listed_after = None
+    while listed_after is None:
+        if listed_endpoints(svc, session) - before >= endpoints:
+            listed_after = time.perf_counter() - started
+        elif time.perf_counter() - started > 900:
+            sys.exit("not every endpoint listed after 900 s")
+        else:
+            time.sleep(0.1)  # each poll is a list request: its CPU counts in the web's figure
+    poster.join()
+    while svc.sql("SELECT count(*) FROM inventory_ingestbatch WHERE status = 'PENDING'")[0][0]:
+        time.sleep(0.05)
+    cpu = meter.stop()
+    session.close()
+    counted = svc.sql("SELECT coalesce(sum(u.count), 0) FROM inventory_usageday u JOIN inventory_endpoint e "
+                      "ON e.uuid = u.endpoint_id JOIN inventory_host h ON h.id = e.host_id "
+                      "WHERE h.name <> %s", [WARM_UP_HOST.split("://")[1]])[0][0]
+    traces = len(bodies)
+    ms = [s * 1000 for s in posted["latencies"]]
+    figures.add(f"{label}: accept p50 per single-trace POST", percentile(ms, 50), "ms")
+    figures.add(f"{label}: accept p99 per single-trace POST", percentile(ms, 99), "ms", target="≤ 50 ms",
+                ok=percentile(ms, 99) <= 50)
+    figures.add(f"{label}: accepted", traces / posted["seconds"], "traces/s",
+                note=f"all posted after {posted['seconds']:.1f} s, {posted['retries']} 503 retries")
+    figures.add(f"{label}: all {endpoints} endpoints listed by GET /endpoints", listed_after, "s",
+                target="≤ 11 s (aim 6.6 s)", ok=listed_after <= 11)
+    figures.add(f"{label}: traces counted in usage", counted, "traces", target=f"= {traces} (nothing lost)",
+                ok=counted == traces)
+    per_trace = {"client": posted["client_cpu"] / traces * 1000,
+                 **{name: seconds / traces * 1000 for name, seconds in cpu.items()}}
+    figures.add(f"{label}: CPU per trace", sum(per_trace.values()), "ms", target="≤ 5 ms",
+                ok=sum(per_trace.values()) <= 5, note=", ".join(f"{k} {v:.3f}" for k, v in per_trace.items()))
+
+
 def main() -> None:
     parser = bench_arguments(__doc__, db="apiscope_bench_ingest")
     parser.add_argument("--traces", type=int, default=20_000)
@@ -231,7 +294,15 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--metlo-singles", action="store_true",
+                        help="only Metlo's workload: --single-traces (default 4,000) single posts by "
+                             "--single-clients (default 10) into an empty inventory")
+    parser.add_argument("--single-clients", type=int, default=None,
+                        help="clients of the single-post phase (default: --clients; 10 with --metlo-singles)")
     args = parser.parse_args()
+    if args.metlo_singles:
+        metlo_main(args)
+        return
     if args.small:
         args.traces, args.single_traces = 2000, 200
 
@@ -244,10 +315,7 @@ def main() -> None:
     print(f"ingestion: {args.traces} traces in batches of {args.batch} over {HOSTS} hosts / {endpoints} endpoints, "
           f"{args.clients} clients; then {args.single_traces} single-trace posts", flush=True)
 
-    with BenchService(db=args.db, redis_db=args.redis_db, web_threads=args.web_threads,
-                      worker_concurrency=args.worker_concurrency, worker_pool=args.worker_pool,
-                      worker_nice=args.worker_nice) as svc:
-        print(f"service: {svc.describe()}", flush=True)
+    with service(args) as svc:
         phase(svc, figures, label="ingest batches (empty inventory)", path="/api/v1/log-request/batch",
               bodies=batch_bodies, traces=args.traces, per_request=args.batch, clients=args.clients,
               endpoints=min(endpoints, args.traces))
@@ -260,8 +328,33 @@ def main() -> None:
             sys.exit(f"expected {endpoints} endpoints, found {known}")
 
         phase(svc, figures, label="ingest single posts (known inventory)", path="/api/v1/log-request/single",
-              bodies=singles, traces=args.single_traces, per_request=1, clients=args.clients, endpoints=known)
+              bodies=singles, traces=args.single_traces, per_request=1, clients=args.single_clients or args.clients,
+              endpoints=known)
         figures.memory(svc, "after single-post ingestion")
+    svc.drop_database()
+
+
+def service(args) -> BenchService:
+    """The service as the command line asks for it (started by ``with``, which prints what it is)."""
+    svc = BenchService(db=args.db, redis_db=args.redis_db, web_threads=args.web_threads,
+                       worker_concurrency=args.worker_concurrency, worker_pool=args.worker_pool,
+                       worker_nice=args.worker_nice)
+    print(f"service: {svc.describe()}", flush=True)
+    return svc
+
+
+def metlo_main(args) -> None:
+    """``--metlo-singles``: 4,000 single posts (each endpoint twice) by 10 clients into an empty inventory."""
+    traces = 400 if args.small else (args.single_traces if args.single_traces != 5_000 else 4_000)
+    clients = args.single_clients or 10
+    endpoints = min(HOSTS * ENDPOINTS_PER_HOST, traces)
+    figures = Figures("ingestion", json_path=args.json, small=args.small)
+    bodies = [json.dumps(t).encode() for t in Traffic(args.seed).traces(traces)]
+    print(f"ingestion --metlo-singles: {traces} single-trace posts by {clients} clients over {HOSTS} hosts / "
+          f"{endpoints} endpoints, empty inventory", flush=True)
+    with service(args) as svc:
+        metlo_singles(svc, figures, bodies=bodies, clients=clients, endpoints=endpoints)
+        figures.memory(svc, "after metlo singles")
     svc.drop_database()
 
 

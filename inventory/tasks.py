@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 
 from celery import shared_task
@@ -13,7 +14,8 @@ from core.logsafe import WithheldError, error_name, withheld
 from .ingest.accept import batches_requeue
 from .ingest.health import analysis_recorded
 from .ingest.maintenance import ingest_prune
-from .ingest.pipeline import batch_analyze, batch_record_failure
+from .ingest.drain import drain_send
+from .ingest.pipeline import batch_analyze, batch_record_failure, singles_analyze
 from .learning import paths_learn
 
 logger = logging.getLogger(__name__)
@@ -36,22 +38,103 @@ def analyze_batch_task(self, batch_id: int) -> None:
     try:
         outcome = batch_analyze(batch_id=batch_id)
     except Exception as exc:
-        if isinstance(exc, OperationalError):
-            logger.warning("ingest batch %s: database error (%s), will retry", batch_id, type(exc).__name__)
-        else:
-            logger.error("ingest batch %s: analysis failed", batch_id, exc_info=withheld(exc))
-        failed = batch_record_failure(batch_id=batch_id, error=exc)
-        if failed:
-            logger.error("ingest batch %s marked FAILED after repeated errors", batch_id)
-            analysis_recorded(failed_batches=1)
+        if _failure_recorded(batch_id, exc):
             return
-        # Celery logs the retry reason: its name only, not a message that may quote trace data.
-        raise self.retry(countdown=min(60, 2 ** min(self.request.retries, 6)),
-                         exc=WithheldError(error_name(exc))) from None
+        raise _retry(self, exc) from None
     if outcome is not None:
         analysis_recorded(analysed=outcome.analysed, skipped=outcome.skipped)
-        for host_id, method, num_segments in sorted(outcome.new_endpoint_groups):
-            _learn_or_defer(host_id, method, num_segments)
+        _learn_groups(outcome)
+
+
+# A drain stops after this many seconds of analyses and sends itself again, well within its
+# soft time limit, so a long backlog never makes it time out (and count a failure) half-way.
+DRAIN_BUDGET_SECONDS = 60
+
+
+@shared_task(bind=True, max_retries=None, soft_time_limit=300)
+def ingest_drain_task(self) -> int:
+    """Analyse every pending single-trace row, oldest first, in batches (``inventory.ingest.drain``).
+
+    Sent by the web after a single-trace post (one per ``INGEST_DRAIN_WINDOW`` per process) and by
+    the requeue sweep. Safe to run twice or side by side: each round claims its rows with ``SKIP
+    LOCKED`` and marks them DONE in the analysis transaction. A failed round rolls back; the oldest
+    row it held counts the attempt (FAILED after five, as for a batch) and the drain is retried
+    with backoff. Returns the number of traces analysed.
+    """
+    analysed, started = 0, time.monotonic()
+    while time.monotonic() - started < DRAIN_BUDGET_SECONDS:
+        claimed: list[int] = []
+        try:
+            outcome = singles_analyze(claimed=claimed)
+        except Exception as exc:
+            if claimed:
+                _failure_recorded(claimed[0], exc)
+            raise _retry(self, exc) from None
+        if outcome is None:
+            return analysed
+        analysed += outcome.traces
+        analysis_recorded(analysed=outcome.analysed, skipped=outcome.skipped)
+        _learn_groups_debounced(outcome)
+    try:
+        drain_send()  # more than one budget's worth waiting: carry on in a fresh task
+    except Exception as exc:  # noqa: BLE001 - broker down: the rows wait for the sweep or the next signal
+        logger.error("could not send the next ingest drain; the sweep will", exc_info=withheld(exc))
+    return analysed
+
+
+def _failure_recorded(batch_id: int, exc: Exception) -> bool:
+    """Log a failed analysis and count it against the batch; True once the batch is FAILED."""
+    if isinstance(exc, OperationalError):
+        logger.warning("ingest batch %s: database error (%s), will retry", batch_id, type(exc).__name__)
+    else:
+        logger.error("ingest batch %s: analysis failed", batch_id, exc_info=withheld(exc))
+    failed = batch_record_failure(batch_id=batch_id, error=exc)
+    if failed:
+        logger.error("ingest batch %s marked FAILED after repeated errors", batch_id)
+        analysis_recorded(failed_batches=1)
+    return failed
+
+
+def _retry(task, exc: Exception):
+    """The task's retry with backoff (1 s, 2 s, 4 s … 60 s)."""
+    # Celery logs the retry reason: its name only, not a message that may quote trace data.
+    return task.retry(countdown=min(60, 2 ** min(task.request.retries, 6)), exc=WithheldError(error_name(exc)))
+
+
+def _learn_groups(outcome) -> None:
+    for host_id, method, num_segments in sorted(outcome.new_endpoint_groups):
+        _learn_or_defer(host_id, method, num_segments)
+
+
+# Drains follow each other every INGEST_DRAIN_WINDOW while agents post, and the first traffic
+# of an API creates endpoints in the same groups round after round: a group this process learned
+# less than LEARN_DEBOUNCE seconds ago is learned again once, by a paths_learn_task counting
+# down to the end of that window, which sees every endpoint created meanwhile.
+LEARN_DEBOUNCE = 2.0
+_learn_windows: dict[tuple, list] = {}  # group -> [window end (monotonic), deferred task sent]
+
+
+def _learn_groups_debounced(outcome) -> None:
+    """Learn each group of the drain round now, or once at the end of its window (see above)."""
+    now = time.monotonic()
+    if len(_learn_windows) > 10_000:
+        for group in [g for g, (ends, _) in _learn_windows.items() if ends <= now]:
+            del _learn_windows[group]
+    for group in sorted(outcome.new_endpoint_groups):
+        window = _learn_windows.get(group)
+        if window is None or window[0] <= now:
+            _learn_windows[group] = [now + LEARN_DEBOUNCE, False]
+            _learn_or_defer(*group)
+        elif not window[1]:
+            window[1] = True
+            # After this round's commit, and after every round of the window (they commit before it ends).
+            try:
+                paths_learn_task.apply_async(group, countdown=window[0] - now)
+            except Exception as exc:  # noqa: BLE001 - broker down: learn now rather than not at all
+                logger.warning("learning host %s %s not deferred (%s); learning now", group[0], group[1],
+                               type(exc).__name__)
+                window[1] = False
+                _learn_or_defer(*group)
 
 
 def _learn_or_defer(host_id: int, method: str, num_segments: int) -> None:

@@ -2,15 +2,17 @@
 import zlib
 
 import orjson
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse
-from rest_framework.exceptions import UnsupportedMediaType
+from rest_framework.exceptions import AuthenticationFailed, UnsupportedMediaType
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.errors import PayloadTooLarge, ZodError
+from core.authentication import ApiKeyAuthentication
+from core.errors import PayloadTooLarge, ServiceBusy, ZodError
 from core.safejson import nested_deeper_than, strip_nul
 from core.openapi import operation
-from core.scopes import Scope
+from core.scopes import Scope, scope_allows
 
 from .ingest.accept import traces_accept
 from .ingest.agent_config import agent_config
@@ -88,13 +90,24 @@ class _IngestView(APIView):
     processed = False
 
     def post(self, request):
-        payload, body = _read_json(request)
-        traces = traces_validate(payload, batch=self.batch, processed=self.processed)
-        # The validated body is stored as sent (no re-serialisation) unless a trace carries credentials
-        # of its own channel, which traces_accept redacts before storing (inventory.ingest.staging).
-        traces_accept(traces=traces, processed=self.processed, traces_json=body if self.batch else b"[" + body + b"]")
+        traces, body = self.read(request)
+        self.store(traces, body)
         request.accepted_traces = traces
         return Response("OK")
+
+    @classmethod
+    def read(cls, request) -> tuple[list, bytes]:
+        """The body's traces, validated, and their JSON text (raises the SPEC's 4xx errors)."""
+        payload, body = _read_json(request)
+        return traces_validate(payload, batch=cls.batch, processed=cls.processed), body
+
+    @classmethod
+    def store(cls, traces: list, body: bytes) -> None:
+        """Store validated traces (``ServiceBusy`` when the backlog is full: nothing stored then)."""
+        # The validated body is stored as sent (no re-serialisation) unless a trace carries credentials
+        # of its own channel, which traces_accept redacts before storing (inventory.ingest.staging).
+        traces_accept(traces=traces, processed=cls.processed, traces_json=body if cls.batch else b"[" + body + b"]",
+                      single=not cls.batch)
 
     def finalize_response(self, request, response, *args, **kwargs):
         # Ingestion health (console): one pipelined Redis write per request, whatever the answer.
@@ -103,7 +116,14 @@ class _IngestView(APIView):
 
 
 class LogRequestSingleView(_IngestView):
-    """``POST /api/v1/log-request/single``: one raw trace (Metlo's pure-Python agent)."""
+    """``POST /api/v1/log-request/single``: one raw trace (Metlo's pure-Python agent).
+
+    Agents post every request they see here, so the accepted case skips DRF (:meth:`as_view`):
+    a ``POST`` with a key whose scope allows the route and a valid trace is stored and answered
+    ``"OK"`` by :func:`_single_fast`. Everything else (no or unknown key, another scope, another
+    method, any 4xx, a 503) goes through the DRF view below, which answers it exactly as for the
+    other routes; the fast path stores nothing before it knows the trace is accepted.
+    """
 
     batch = False
 
@@ -111,6 +131,44 @@ class LogRequestSingleView(_IngestView):
                responses={200: _OK, **_INGEST_ERRORS}, tags=["agents"])
     def post(self, request):
         return super().post(request)
+
+    @classmethod
+    def as_view(cls, **initkwargs):
+        drf_view = super().as_view(**initkwargs)
+
+        def view(request, *args, **kwargs):
+            return _single_fast(cls, request) or drf_view(request, *args, **kwargs)
+
+        # What Django (csrf_exempt) and the schema generator (cls, initkwargs) read from a DRF view.
+        view.__dict__.update(drf_view.__dict__)
+        view.__name__, view.__doc__ = drf_view.__name__, drf_view.__doc__
+        return view
+
+
+_OK_BODY = b'"OK"'
+
+
+def _single_fast(view_class, request) -> HttpResponse | None:
+    """The accepted single trace without DRF: ``200 "OK"``, or ``None`` to let DRF answer."""
+    if request.method != "POST":
+        return None
+    try:
+        found = ApiKeyAuthentication().authenticate(request)
+    except AuthenticationFailed:
+        return None
+    if found is None or not scope_allows(found[1].scope, Scope.INGEST, "POST"):
+        return None
+    try:
+        traces, body = view_class.read(request)
+    except Exception:  # noqa: BLE001 - nothing stored yet: the DRF view answers it in the SPEC's shape
+        return None
+    try:
+        view_class.store(traces, body)
+    except ServiceBusy:  # raised before storing: the DRF view answers the 503 (Retry-After)
+        return None
+    request._auth = found[1]  # what ingestion health names the source by, as DRF's request would
+    request_recorded(request, 200, traces)
+    return HttpResponse(_OK_BODY, content_type="application/json")
 
 
 class LogRequestBatchView(_IngestView):

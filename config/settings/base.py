@@ -309,6 +309,10 @@ INGEST_REQUEUE_AFTER = env.int("INGEST_REQUEUE_AFTER", default=120)
 # Under a backlog a worker analyses several pending batches together, up to this
 # many traces, sharing the per-batch queries (throughput rises with the load).
 INGEST_COALESCE_TRACES = env.int("INGEST_COALESCE_TRACES", default=1000)
+# Single-trace posts send no Celery message each: a web process sends one drain task per this
+# many seconds (countdown of the same length), which analyses every pending single trace in
+# batches (inventory/ingest/drain.py). Longer: fewer, bigger analyses; shorter: sooner listed.
+INGEST_DRAIN_WINDOW = env.float("INGEST_DRAIN_WINDOW", default=0.3)
 # Learned parameterisation (DECISIONS §9, inventory/learning.py): literal endpoints of one family
 # (/users/v1/alice, /users/v1/bob, ...) are merged into one parameterised endpoint once the evidence
 # is strong enough. Off: literals stay (suggested-paths still offers the patterns).

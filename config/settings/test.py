@@ -20,6 +20,9 @@ DEBUG = False
 # A key of the test suite's own: test settings run with DEBUG off, where the development key is refused.
 SECRET_KEY = env.str("SECRET_KEY", default="test-only-secret-key-never-deployed-0123456789abcdefghijkl")
 secret_key_check(debug=DEBUG, secret_key=SECRET_KEY)
+# Every single-trace post sends its drain at once (no window), as test processes come and go
+# between tests; tests/inventory/test_single_coalescing.py sets a window where it is under test.
+INGEST_DRAIN_WINDOW = env.float("INGEST_DRAIN_WINDOW", default=0.0)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=True)
 # Test targets listen on 127.0.0.1; tests of the guard override this.

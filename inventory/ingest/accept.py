@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
+import time
 from functools import partial
 from datetime import timedelta
 
@@ -26,6 +28,7 @@ from core.errors import ServiceBusy
 from core.logsafe import withheld
 from inventory.models import IngestBatch
 
+from .drain import drain_send, drain_signal
 from .staging import traces_stage
 
 logger = logging.getLogger(__name__)
@@ -52,6 +55,39 @@ def ingest_backlog() -> int:
     )["n"]
 
 
+# Single-trace posts: the backlog read by a request is reused by the next ones of this process for
+# this long (seconds), plus what this process accepted since, while it stays this far under the
+# limit (a tenth of it, and at least BACKLOG_REUSE_MARGIN traces). The limit is a backpressure
+# threshold, not an exact cap: it may be passed by what other web processes accept within that
+# second. Batches (one read per up to 1,000 traces) and small limits are always read exactly.
+BACKLOG_REUSE_SECONDS = 1.0
+BACKLOG_REUSE_MARGIN = 1000
+
+_backlog_lock = threading.Lock()
+_backlog = {"value": 0, "read_at": -1e9}
+
+
+def _backlog_estimate(adding: int, *, reuse: bool) -> int:
+    """The backlog a request adding ``adding`` traces compares with the limit: read through
+    :func:`ingest_backlog`, or (``reuse``) this process's last reading plus what it accepted since,
+    when that reading is fresh and far under the limit (see ``BACKLOG_REUSE_SECONDS``)."""
+    limit = settings.INGEST_MAX_BACKLOG
+    with _backlog_lock:
+        estimate = _backlog["value"]
+        fresh = time.monotonic() - _backlog["read_at"] < BACKLOG_REUSE_SECONDS
+    if reuse and fresh and limit - estimate - adding >= max(limit / 10, BACKLOG_REUSE_MARGIN):
+        return estimate
+    value = ingest_backlog()
+    with _backlog_lock:
+        _backlog["value"], _backlog["read_at"] = value, time.monotonic()
+    return value
+
+
+def _backlog_added(count: int) -> None:
+    with _backlog_lock:
+        _backlog["value"] += count
+
+
 def _retry_after(backlog: int) -> int:
     """Seconds until the backlog should be back under its limit at the expected drain rate."""
     excess = backlog - settings.INGEST_MAX_BACKLOG
@@ -70,8 +106,12 @@ def batch_enqueue(batch_id: int) -> None:
         logger.error("could not enqueue ingest batch %s; the sweep will retry", batch_id, exc_info=withheld(exc))
 
 
-def traces_accept(*, traces: list, processed: bool, traces_json: bytes | None = None) -> IngestBatch | None:
+def traces_accept(*, traces: list, processed: bool, traces_json: bytes | None = None,
+                  single: bool = False) -> IngestBatch | None:
     """Store validated traces as one PENDING batch and enqueue its analysis after commit.
+
+    ``single`` (``/log-request/single``): no message of its own; the row is analysed by the next
+    drain, which this sends at most once per ``INGEST_DRAIN_WINDOW`` (``inventory.ingest.drain``).
 
     Raises ``ServiceBusy`` (503, Retry-After) when the backlog is at or above
     ``INGEST_MAX_BACKLOG``. An empty list stores nothing and returns ``None``.
@@ -84,7 +124,7 @@ def traces_accept(*, traces: list, processed: bool, traces_json: bytes | None = 
     """
     if not traces:
         return None
-    backlog = ingest_backlog()
+    backlog = _backlog_estimate(len(traces), reuse=single)
     if backlog >= settings.INGEST_MAX_BACKLOG:
         logger.warning("ingestion backlog %s at or above %s: refusing %s traces", backlog,
                        settings.INGEST_MAX_BACKLOG, len(traces))
@@ -93,12 +133,14 @@ def traces_accept(*, traces: list, processed: bool, traces_json: bytes | None = 
     staged = traces_stage(traces)  # the row never holds the credential channel in clear (staging.py)
     if staged is not None:
         traces, traces_json = staged, (orjson.dumps(staged) if traces_json is not None else None)
-    with transaction.atomic():
-        if traces_json is not None and connection.vendor == "postgresql":
-            batch = _batch_insert_json(kind=kind, traces_json=traces_json, num_traces=len(traces))
-        else:
-            batch = IngestBatch.objects.create(kind=kind, traces=traces, num_traces=len(traces))
-        transaction.on_commit(partial(batch_enqueue, batch.id))
+    # One INSERT: committed by itself (autocommit), or with the caller's transaction, before the
+    # on-commit callback sends the message or the drain signal.
+    if traces_json is not None and connection.vendor == "postgresql":
+        batch = _batch_insert_json(kind=kind, traces_json=traces_json, num_traces=len(traces))
+    else:
+        batch = IngestBatch.objects.create(kind=kind, traces=traces, num_traces=len(traces))
+    _backlog_added(len(traces))
+    transaction.on_commit(partial(drain_signal if single else batch_enqueue, batch.id))
     return batch
 
 
@@ -132,9 +174,18 @@ def batches_requeue(*, older_than: timedelta, limit: int = 1000) -> int:
     )
     if ids:
         IngestBatch.objects.filter(id__in=ids).update(requeued_at=timezone.now())
+        # Single-trace rows have no message of their own: one drain takes them all.
+        singles = set(IngestBatch.objects.filter(id__in=ids, kind=IngestBatch.Kind.RAW, num_traces=1)
+                      .values_list("id", flat=True))
         for batch_id in ids:
-            batch_enqueue(batch_id)
-        logger.info("re-enqueued %s pending ingest batches", len(ids))
+            if batch_id not in singles:
+                batch_enqueue(batch_id)
+        if singles:
+            try:
+                drain_send()
+            except Exception as exc:  # noqa: BLE001 - broker down: the next sweep tries again
+                logger.error("could not send the ingest drain; the sweep will retry", exc_info=withheld(exc))
+        logger.info("re-enqueued %s pending ingest batches (%s single traces, one drain)", len(ids), len(singles))
     return len(ids)
 
 

@@ -92,18 +92,53 @@ def batch_analyze(*, batch_id: int, coalesce: bool = True) -> Outcome | None:
         batches = [batch]
         if coalesce:
             batches += _claim_more(batch)
-        outcome = traces_analyze_batches(
-            [(b.traces, b.received_at) for b in batches], processed=batch.kind == IngestBatch.Kind.PROCESSED
+        outcome = _claimed_analyze(batches)
+    _log_outcome(batch_id, outcome)
+    return outcome
+
+
+def singles_analyze(*, claimed: list[int] | None = None) -> Outcome | None:
+    """Claim the oldest pending single-trace rows (up to ``INGEST_COALESCE_TRACES``), analyse them
+    together and mark them DONE, in one transaction; ``None`` when none is left to claim.
+
+    What the drain task (``inventory.ingest.drain``) runs in a loop. Rows another worker holds are
+    skipped (``SKIP LOCKED``): that worker is analysing them. ``claimed`` receives the oldest claimed
+    row's id before the analysis starts, so a failure can be counted against it (``batch_record_failure``).
+    """
+    with transaction.atomic():
+        # Served by the partial index on PENDING rows (received_at order); rows of one trace
+        # only: a batch row of many traces has its own message.
+        batches = list(
+            IngestBatch.objects.select_for_update(skip_locked=True)
+            .filter(status=IngestBatch.Status.PENDING, kind=IngestBatch.Kind.RAW, num_traces=1)
+            .order_by("received_at")[: max(1, settings.INGEST_COALESCE_TRACES)]
         )
-        IngestBatch.objects.filter(id__in=[b.id for b in batches]).update(
-            status=IngestBatch.Status.DONE, processed_at=timezone.now(), traces=[], error=""
-        )
+        if not batches:
+            return None
+        if claimed is not None:
+            claimed.append(batches[0].id)
+        outcome = _claimed_analyze(batches)
+    _log_outcome(batches[0].id, outcome)
+    return outcome
+
+
+def _claimed_analyze(batches: list[IngestBatch]) -> Outcome:
+    """Analyse claimed rows of one kind together and mark them DONE (in the caller's transaction)."""
+    outcome = traces_analyze_batches(
+        [(b.traces, b.received_at) for b in batches], processed=batches[0].kind == IngestBatch.Kind.PROCESSED
+    )
+    IngestBatch.objects.filter(id__in=[b.id for b in batches]).update(
+        status=IngestBatch.Status.DONE, processed_at=timezone.now(), traces=[], error=""
+    )
+    return outcome
+
+
+def _log_outcome(batch_id: int, outcome: Outcome) -> None:
     logger.info(
         "batch %s analysed (%s batches): %s traces, %s skipped, %s new endpoints, %s new fields, %s alerts",
         batch_id, outcome.batches, outcome.traces, outcome.skipped, outcome.endpoints_created,
         outcome.fields_created, outcome.alerts_raised,
     )
-    return outcome
 
 
 def _claim_more(batch: IngestBatch) -> list[IngestBatch]:

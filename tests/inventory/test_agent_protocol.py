@@ -236,6 +236,18 @@ def test_a_backlog_over_the_limit_answers_503_with_retry_after(client, django_ca
     assert client.post(V1_BATCH, [raw_trace()] * 3, format="json").status_code == 200
 
 
+@override_settings(INGEST_MAX_BACKLOG=3, INGEST_DRAIN_RATE=10)
+def test_single_posts_over_the_backlog_limit_answer_503_with_retry_after_and_store_nothing(
+        client, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks():
+        for _ in range(3):
+            assert client.post(V1_SINGLE, raw_trace(), format="json").status_code == 200
+        response = client.post(V1_SINGLE, raw_trace(), format="json")
+    assert (response.status_code, response.json()) == (503, "Too many traces waiting for analysis, retry later.")
+    assert int(response["Retry-After"]) >= 1
+    assert pending_batches() == 3 and IngestBatch.objects.count() == 3
+
+
 def test_nul_characters_are_dropped_and_the_trace_analysed(client, django_capture_on_commit_callbacks):
     from classification.models import DataField
     from inventory.models import ApiTrace

@@ -255,19 +255,33 @@ def test_analysis_of_a_batch_takes_a_bounded_number_of_queries(client, django_ca
 def test_the_sweep_re_sends_pending_batches_at_most_once_per_period(monkeypatch):
     from inventory.ingest import accept
 
-    sent = []
+    sent, drains = [], []
     monkeypatch.setattr(accept, "batch_enqueue", sent.append)
-    old = IngestBatch.objects.create(kind="RAW", traces=[raw_trace()], num_traces=1,
+    monkeypatch.setattr(accept, "drain_send", lambda: drains.append(1))
+    old = IngestBatch.objects.create(kind="RAW", traces=[raw_trace()] * 2, num_traces=2,
                                      received_at=timezone.now() - timedelta(minutes=10))
-    IngestBatch.objects.create(kind="RAW", traces=[raw_trace()], num_traces=1)  # fresh: its message is on its way
-    IngestBatch.objects.create(kind="RAW", traces=[], num_traces=1, status=IngestBatch.Status.DONE,
+    IngestBatch.objects.create(kind="RAW", traces=[raw_trace()] * 2, num_traces=2)  # fresh: its message is on its way
+    IngestBatch.objects.create(kind="RAW", traces=[], num_traces=2, status=IngestBatch.Status.DONE,
                                received_at=timezone.now() - timedelta(minutes=10))
     assert accept.batches_requeue(older_than=timedelta(minutes=2)) == 1
     assert sent == [old.id]
     assert accept.batches_requeue(older_than=timedelta(minutes=2)) == 0  # re-sent a moment ago
     IngestBatch.objects.filter(id=old.id).update(requeued_at=timezone.now() - timedelta(minutes=3))
     assert accept.batches_requeue(older_than=timedelta(minutes=2)) == 1
-    assert sent == [old.id, old.id]
+    assert sent == [old.id, old.id] and drains == []
+
+
+def test_the_sweep_sends_one_drain_for_every_single_trace_left_pending(monkeypatch):
+    from inventory.ingest import accept
+
+    sent, drains = [], []
+    monkeypatch.setattr(accept, "batch_enqueue", sent.append)
+    monkeypatch.setattr(accept, "drain_send", lambda: drains.append(1))
+    for _ in range(5):  # single-trace rows whose drain was lost: no message of their own
+        IngestBatch.objects.create(kind="RAW", traces=[raw_trace()], num_traces=1,
+                                   received_at=timezone.now() - timedelta(minutes=10))
+    assert accept.batches_requeue(older_than=timedelta(minutes=2)) == 5
+    assert sent == [] and drains == [1]
 
 
 def test_a_failing_batch_is_retried_then_marked_failed_not_dropped():
