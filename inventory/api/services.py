@@ -106,25 +106,23 @@ def endpoints_page(*, filters: dict, offset: int, limit: int) -> Page:
 
 
 def endpoint_openapi_spec(endpoint: Endpoint) -> dict | None:
-    """The stored OpenAPI spec named by ``openapi_spec_name`` (its parsed document), or ``None``.
-
-    Specs are stored by the alerts/spec work as ``detections.OpenApiSpec`` (``name``, JSON
-    ``spec``); while that model is not installed, no endpoint has one.
-    """
-    if not endpoint.openapi_spec_name:
-        return None
+    """The parsed document of the uploaded spec documenting the endpoint (``openapi_spec_name``),
+    else of its host's generated spec (DECISIONS §10), or ``None``. One query."""
     try:
         model = apps.get_model("detections", "OpenApiSpec")
     except LookupError:
         return None
-    spec = model.objects.filter(name=endpoint.openapi_spec_name).values_list("spec", flat=True).first()
+    if endpoint.openapi_spec_name:
+        spec = model.objects.filter(name=endpoint.openapi_spec_name).values_list("spec", flat=True).first()
+    else:
+        spec = model.objects.filter(source_host_id=endpoint.host_id).values_list("spec", flat=True).first()
     return spec if isinstance(spec, dict) else None
 
 
 def endpoint_detail(*, endpoint_id: str) -> dict:
     """GET /endpoint/{id}: the wire dict (``render.endpoint_detail``) of the endpoint with its fields,
     alerts and traces. Fields by section and path; alerts newest first; traces newest first, at
-    most 100. Four queries (five when a spec is named)."""
+    most 100. Five queries (the fifth reads the uploaded or generated spec)."""
     endpoint = endpoint_get(endpoint_id=endpoint_id)
     return render.endpoint_detail(endpoint, openapi_spec=endpoint_openapi_spec(endpoint),
                                   traces_limit=MAX_DETAIL_TRACES)
