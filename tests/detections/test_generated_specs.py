@@ -178,6 +178,17 @@ class TestRoutes:
         body = client.get(f"/api/v1/endpoint/{endpoint.uuid}").json()
         assert body["openapiSpecName"] == "shop-v1" and body["openapiSpec"]["info"]["title"] == "uploaded"
 
+    def test_the_spec_answer_is_served_from_storage(self, generated, client):
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(f"/api/v1/spec/{NAME}").status_code == 200
+        tables = " ".join(q["sql"] for q in queries.captured_queries)
+        assert "detections_openapispec" in tables
+        assert "inventory_endpoint" not in tables and "classification_datafield" not in tables
+        assert "inventory_apitrace" not in tables
+
     def test_deleting_the_host_deletes_its_generated_spec(self, generated, client):
         assert client.delete("/api/v1/hosts", {"hosts": [HOST]}, format="json").status_code == 200
         assert not OpenApiSpec.objects.filter(name=NAME).exists()
@@ -193,3 +204,46 @@ def test_uploading_the_generated_spec_back_raises_no_diff_on_its_traffic(generat
     ingest(raw_trace(host=HOST, path="/api/users/3", headers={"Authorization": "Bearer x.y.z"},
                      response_body={"id": "three"}))
     assert Alert.objects.filter(type="Open API Spec Diff").exists()
+
+
+class TestRefresh:
+    def test_a_host_is_marked_once_and_its_refresh_published_with_the_debounce(
+            self, ingest, settings, django_capture_on_commit_callbacks):
+        from detections.models import GeneratedSpecState
+        from detections.openapi.generate.service import generated_specs_mark_stale
+
+        settings.OPENAPI_GENERATE_DEBOUNCE = 42
+        ingest(*varied_traces())
+        host = Host.objects.get(name=HOST)
+        with django_capture_on_commit_callbacks() as callbacks:
+            assert generated_specs_mark_stale(host_ids=[host.id]) == [host.id]
+            assert generated_specs_mark_stale(host_ids=[host.id]) == []  # stale already: one rebuild
+        assert [(c.args, c.keywords) for c in callbacks] == [(((host.id,),), {"countdown": 42})]
+        assert GeneratedSpecState.objects.get(host=host).stale_since is not None
+        spec = generated_spec_refresh(host_id=host.id)
+        assert spec is not None and GeneratedSpecState.objects.get(host=host).stale_since is None
+        assert generated_spec_refresh(host_id=host.id) is None  # a second run of the message: nothing to do
+
+    def test_the_sweep_builds_hosts_never_built_and_hosts_changed_by_operators(
+            self, ingest, django_capture_on_commit_callbacks, client):
+        from detections.models import GeneratedSpecState
+        from detections.openapi.generate.service import generated_specs_sweep
+
+        ingest(*varied_traces())
+        host = Host.objects.get(name=HOST)
+        GeneratedSpecState.objects.all().delete()
+        with django_capture_on_commit_callbacks():
+            assert generated_specs_sweep()["marked"] == 1
+        generated_spec_refresh(host_id=host.id)
+        with django_capture_on_commit_callbacks():
+            assert generated_specs_sweep()["marked"] == 0  # built, nothing changed since
+        endpoint = Endpoint.objects.get(path="/health")
+        assert client.put(f"/api/v1/endpoint/{endpoint.uuid}/authenticated", {"authenticated": True},
+                          format="json").status_code == 200
+        with django_capture_on_commit_callbacks():
+            assert generated_specs_sweep()["marked"] == 1
+
+    def test_unchanged_inventory_rewrites_nothing(self, generated):
+        before = OpenApiSpec.objects.get(name=NAME).updated_at
+        generated_spec_refresh(host_id=generated.source_host_id, force=True)
+        assert OpenApiSpec.objects.get(name=NAME).updated_at == before
