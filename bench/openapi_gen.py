@@ -48,7 +48,11 @@ def fill(n: int, traces_per_endpoint: int) -> int:
 
     host = Host.objects.create(name=HOST, is_public_detected=True)
     now = timezone.now()
-    body_ok, body_404 = json.dumps(USER), json.dumps({"error": "not found"})
+    # Bodies differ from trace to trace (ids, timestamps, scores), as real responses do.
+    bodies = [json.dumps({**USER, "id": k, "uuid": f"6f1c2a5e-8d3b-4c7a-9e10-{k:012d}", "score": k / 2,
+                          "createdAt": f"2026-01-{k % 28 + 1:02d}T12:00:00Z", "nickname": None if k % 2 else "n"})
+              for k in range(traces_per_endpoint)]
+    body_404 = json.dumps({"error": "not found"})
     request_body = json.dumps({"amount": 12.5, "currency": "EUR", "card": "[REDACTED]"})
     endpoints, fields, traces = [], [], []
     for i in range(n):
@@ -89,7 +93,7 @@ def fill(n: int, traces_per_endpoint: int) -> int:
                 request_body=request_body if write else "", response_status=status,
                 response_headers=[{"name": "Content-Type", "value": "application/json"},
                                   {"name": "X-RateLimit-Remaining", "value": "99"}],
-                response_body=body_404 if status == 404 else body_ok,
+                response_body=body_404 if status == 404 else bodies[k],
                 meta={"destinationPort": "443"}, created_at=now,
             ))
     Endpoint.objects.bulk_create(endpoints, batch_size=1000)

@@ -319,7 +319,7 @@ TRACE_RETENTION_DAYS = env.int("TRACE_RETENTION_DAYS", default=7)
 # rebuild (changes meanwhile share it), newest stored traces sampled per endpoint, and how often
 # (seconds) a host with traffic but no inventory change is rebuilt for its sampled details.
 OPENAPI_GENERATE_DEBOUNCE = env.float("OPENAPI_GENERATE_DEBOUNCE", default=60.0)
-OPENAPI_GENERATE_SAMPLE_TRACES = env.int("OPENAPI_GENERATE_SAMPLE_TRACES", default=20)
+OPENAPI_GENERATE_SAMPLE_TRACES = env.int("OPENAPI_GENERATE_SAMPLE_TRACES", default=10)
 OPENAPI_GENERATE_MAX_AGE = env.float("OPENAPI_GENERATE_MAX_AGE", default=3600.0)
 # List totals (X-Total-Count, hosts' endpoint counts) whose count took at least
 # INVENTORY_COUNT_CACHE_MIN_MS are reused until the inventory changes, for at most

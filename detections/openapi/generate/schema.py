@@ -81,6 +81,7 @@ class Node:
     def add_sample(self, value: object) -> None:
         """Fold one sampled (stored, redacted) body in: exact types, present keys, strings."""
         budget = MAX_SAMPLE_NODES
+        formats_of = values.formats_of
         stack = [(self, value, 0)]
         while stack and budget > 0:
             node, value, depth = stack.pop()
@@ -91,7 +92,8 @@ class Node:
                     continue
                 node.types.add("string")
                 node.string_total += 1
-                node.formats = values.formats_of(value, node.formats)
+                if node.formats is None or node.formats:
+                    node.formats = formats_of(value, node.formats)
                 strings = node.strings
                 if value in strings:
                     strings[value] += 1
@@ -167,10 +169,13 @@ class Node:
         if self.classes or values.sensitive_name(self.key) or (self.redacted and not self.strings):
             return REDACTED
         if "string" in types:
-            schema = self.schema(required=False, depth=MAX_DEPTH)
-            if "enum" in schema:
-                return schema["enum"][0]
-            return values.EXAMPLES.get(schema.get("format"), "string")
+            classes = frozenset(self.classes)
+            fmt = values.string_format(self.formats, redacted=self.redacted, classes=classes)
+            if fmt:
+                return values.EXAMPLES[fmt]
+            enum = values.enum_values(self.strings, redacted=self.redacted, classes=classes, key=self.key,
+                                      total=self.string_total) if types <= {"string", "null"} else None
+            return enum[0] if enum and self.string_total == sum(self.strings.values()) else "string"
         if self.numbers:
             return self.numbers[0]
         for kind, example in (("integer", 0), ("number", 0.0), ("boolean", True), ("object", {}), ("array", [])):

@@ -1,6 +1,8 @@
 """Reading sampled stored traces: bodies, headers and credentials as a generated spec describes them."""
 from __future__ import annotations
 
+import orjson
+
 from inventory.ingest.classes import UNCLASSIFIED_HEADERS
 from inventory.ingest.credentials import AUTH_SCHEMES, SCHEME_HEADERS, credential_key, is_auth_header, is_auth_param
 from inventory.ingest.fields import media_type, parse_body
@@ -34,8 +36,14 @@ def header(pairs: list, name: str) -> str | None:
 
 
 def body(text: str, headers: list) -> tuple[str, str, object]:
-    """(media type, kind, parsed) of a stored body: kinds of ``inventory.ingest.fields.parse_body``."""
+    """(media type, kind, parsed) of a stored body: kinds of ``inventory.ingest.fields.parse_body``.
+    JSON is parsed without ingestion's depth check: the schema walk stops at its own depth."""
     media = media_type(header(headers, "content-type"))
+    if text and ("json" in media or text.lstrip()[:1] in ("{", "[")) and not media.startswith("multipart/"):
+        try:
+            return media, "json", orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
     kind, parsed = parse_body(text or "", media)
     return media, kind, parsed
 

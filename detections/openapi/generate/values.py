@@ -53,12 +53,23 @@ def _checker():
     return bounded_format_checker(oas31_format_checker)
 
 
-def formats_of(value: str, candidates: set[str] | None) -> set[str]:
+def formats_of(value: str, candidates: set[str] | frozenset | None) -> frozenset[str]:
     """The formats of ``candidates`` (all when None: the first string) that ``value`` has."""
+    if candidates is not None and not candidates:
+        return _NONE
+    found = _value_formats(value) if len(value) <= 256 else _NONE
+    return found if candidates is None else found & candidates
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+@lru_cache(maxsize=65536)
+def _value_formats(value: str) -> frozenset[str]:
+    """Formats of one value (values repeat across sampled bodies: cached)."""
     checker = _checker()
-    return {name for name, pattern in _FORMATS
-            if (candidates is None or name in candidates) and pattern.match(value)
-            and (name == "uri" or checker.conforms(value, name))}
+    return frozenset(name for name, pattern in _FORMATS
+                     if pattern.match(value) and (name == "uri" or checker.conforms(value, name)))
 
 
 def string_format(formats: set[str] | None, *, redacted: int, classes: frozenset) -> str | None:
