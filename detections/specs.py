@@ -163,9 +163,12 @@ def spec_name_from_filename(filename: str | None) -> str:
     return stem
 
 
-def spec_get(*, name: str) -> OpenApiSpec:
+def spec_get(*, name: str, document: bool = True) -> OpenApiSpec:
+    """The spec named ``name`` (404 when unknown); without its parsed ``document`` when the caller
+    only shows the text (GET /spec/{name}: a generated spec's document is megabytes of jsonb)."""
     # A name no spec can have (e.g. with a NUL, which PostgreSQL refuses in a query) is simply unknown.
-    spec = OpenApiSpec.objects.filter(name=name).first() if NAME_RE.fullmatch(name) else None
+    rows = OpenApiSpec.objects if document else OpenApiSpec.objects.defer("spec")
+    spec = rows.filter(name=name).first() if NAME_RE.fullmatch(name) else None
     if spec is None:
         raise SpecNotFound()
     return spec

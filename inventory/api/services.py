@@ -107,15 +107,16 @@ def endpoints_page(*, filters: dict, offset: int, limit: int) -> Page:
 
 def endpoint_openapi_spec(endpoint: Endpoint) -> dict | None:
     """The parsed document of the uploaded spec documenting the endpoint (``openapi_spec_name``),
-    else of its host's generated spec (DECISIONS §10), or ``None``. One query."""
+    else its host's generated spec (DECISIONS §10) cut down to the endpoint's path, or ``None``. One query."""
     try:
         model = apps.get_model("detections", "OpenApiSpec")
     except LookupError:
         return None
-    if endpoint.openapi_spec_name:
-        spec = model.objects.filter(name=endpoint.openapi_spec_name).values_list("spec", flat=True).first()
-    else:
-        spec = model.objects.filter(source_host_id=endpoint.host_id).values_list("spec", flat=True).first()
+    if not endpoint.openapi_spec_name:
+        from detections.openapi.generate.service import generated_spec_excerpt
+
+        return generated_spec_excerpt(host_id=endpoint.host_id, pattern=endpoint.path)
+    spec = model.objects.filter(name=endpoint.openapi_spec_name).values_list("spec", flat=True).first()
     return spec if isinstance(spec, dict) else None
 
 

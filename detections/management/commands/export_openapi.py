@@ -34,7 +34,7 @@ class Command(BaseCommand):
             openapi_validate(document)
         except ZodError as exc:  # a bug of ours, never the operator's input
             raise CommandError(f"The generated document is invalid: {exc.issues[0]['message']}") from None
-        text = _yaml_text(document) if yaml else document_text(document) + "\n"
+        text = _yaml_text(document) if yaml else document_text(document, indent=True) + "\n"
         if output:
             with open(output, "w", encoding="utf-8") as out:
                 out.write(text)

@@ -31,6 +31,7 @@ from inventory.models import Endpoint, Host
 from ...models import GeneratedSpecState, OpenApiSpec
 from .collect import host_facts
 from .document import OPENAPI_VERSION, document_build
+from .operation import template
 
 logger = logging.getLogger(__name__)
 
@@ -54,8 +55,10 @@ def generated_document(host: Host) -> dict:
     return document_build(host_facts(host))
 
 
-def document_text(document: dict) -> str:
-    return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
+def document_text(document: dict, *, indent: bool = False) -> str:
+    """The document as JSON text: compact as stored and served (a large host's spec is megabytes),
+    indented for ``export_openapi``."""
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2 if indent else 0).decode()
 
 
 def generated_spec_store(host: Host, document: dict) -> OpenApiSpec | None:
@@ -178,5 +181,20 @@ def generated_specs_sweep(*, now=None) -> dict[str, int]:
     return {"republished": len(lost), "marked": len(marked)}
 
 
-def generated_spec_of_host(host_name: str) -> OpenApiSpec | None:
-    return OpenApiSpec.objects.filter(source_host__name=host_name, is_auto_generated=True).first()
+def generated_spec_excerpt(*, host_id: int, pattern: str) -> dict | None:
+    """The host's generated document cut down to one endpoint's path (its ``openapi``, ``info``,
+    ``servers``, ``components`` and that path item), or None when the host has none. One query; the
+    database extracts the parts, so a detail read never loads a large host's whole document."""
+    from django.db.models.fields.json import KeyTransform
+
+    key, _ = template(pattern)
+    parts = ("openapi", "info", "servers", "components")
+    row = (OpenApiSpec.objects.filter(source_host_id=host_id, is_auto_generated=True)
+           .annotate(**{f"part_{p}": KeyTransform(p, "spec") for p in parts},
+                     item=KeyTransform(key, KeyTransform("paths", "spec")))
+           .values_list(*(f"part_{p}" for p in parts), "item").first())
+    if row is None:
+        return None
+    excerpt = {p: value for p, value in zip(parts, row[:-1]) if value is not None}
+    excerpt["paths"] = {key: row[-1]} if isinstance(row[-1], dict) else {}
+    return excerpt
