@@ -116,6 +116,8 @@ def main() -> None:
     with BenchService(db=args.db, redis_db=args.redis_db, web_threads=args.web_threads,
                       worker_concurrency=args.worker_concurrency, worker_pool=args.worker_pool) as svc:
         svc.django_setup()
+        from django.conf import settings
+
         from detections.models import GeneratedSpecState, OpenApiSpec
         from detections.openapi.generate.collect import host_facts
         from detections.openapi.generate.document import document_build
@@ -142,7 +144,9 @@ def main() -> None:
         cpu = time.process_time()
         openapi_validate(document)
         validation = time.process_time() - cpu
-        note = (f"{args.endpoints} endpoints, {num_fields} fields, {args.traces} sampled traces each; median of "
+        sampled = settings.OPENAPI_GENERATE_SAMPLE_TRACES
+        note = (f"{args.endpoints} endpoints, {num_fields} fields, {args.traces} stored traces each ({sampled} "
+                f"sampled); median of "
                 f"{args.runs}; reads {statistics.median(reads):.3f} s + document {statistics.median(builds):.3f} s; "
                 f"{len(json.dumps(document)) / 1e6:.1f} MB of JSON")
         figures.add("build in process (CPU, validation aside)", statistics.median(totals) * 1000, "ms",

@@ -182,6 +182,17 @@ class TestRoutes:
         body = client.get(f"/api/v1/endpoint/{endpoint.uuid}").json()
         assert body["openapiSpecName"] == "shop-v1" and body["openapiSpec"]["info"]["title"] == "uploaded"
 
+    def test_the_drift_route_is_in_the_api_schema(self, anon_client):
+        import yaml
+
+        response = anon_client.get("/api/v1/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+        schema = (response.json() if response["Content-Type"].startswith("application/vnd.oai.openapi+json")
+                  else yaml.safe_load(response.content))
+        drift = schema["paths"]["/api/v1/spec/{name}/drift"]["get"]
+        assert drift["operationId"] == "spec_drift" and drift["x-required-scope"] == "read"
+        assert {"200", "404", "409"} <= set(drift["responses"])
+        assert "409" in schema["paths"]["/api/v1/spec/{name}"]["delete"]["responses"]
+
     def test_the_spec_answer_is_served_from_storage(self, generated, client):
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
