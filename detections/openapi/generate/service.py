@@ -143,7 +143,8 @@ def generated_specs_mark_stale(*, host_ids) -> list[int]:
         return []
     now = timezone.now()
     existing = set(GeneratedSpecState.objects.filter(host_id__in=ids).values_list("host_id", flat=True))
-    new = [i for i in ids if i not in existing and Host.objects.filter(id=i).exists()]
+    missing = [i for i in ids if i not in existing]
+    new = sorted(Host.objects.filter(id__in=missing).values_list("id", flat=True)) if missing else []
     GeneratedSpecState.objects.bulk_create([GeneratedSpecState(host_id=i, stale_since=now) for i in new],
                                            ignore_conflicts=True)
     fresh = list(GeneratedSpecState.objects.filter(host_id__in=existing, stale_since__isnull=True)
