@@ -63,10 +63,14 @@ class Alert(Timestamped):
 
 
 class OpenApiSpec(models.Model):
-    """An uploaded OpenAPI 3.x document; traffic to its hosts is compared with it ("Open API Spec Diff").
+    """An OpenAPI 3.x document: uploaded (traffic to its hosts is compared with it, "Open API Spec
+    Diff"), or generated from one host's traffic (``is_auto_generated``, DECISIONS §10).
 
     ``hosts`` are the host names of the document's absolute ``servers`` URLs; ``spec`` is the parsed
-    document (JSON-compatible), ``text`` the file as uploaded.
+    document (JSON-compatible), ``text`` the file as uploaded (as generated: JSON). A generated spec
+    names its host in ``source_host`` (deleted with it); it is never compared with traffic nor linked
+    to endpoints (``openapiSpecName`` names uploaded specs only), and the API refuses to replace or
+    delete it (409).
     """
 
     class Extension(models.TextChoices):
@@ -79,12 +83,42 @@ class OpenApiSpec(models.Model):
     extension = models.CharField(max_length=4, choices=Extension.choices)
     openapi_version = models.CharField(max_length=16)
     hosts = models.JSONField(default=list)
+    is_auto_generated = models.BooleanField(default=False, editable=False)
+    source_host = models.OneToOneField("inventory.Host", null=True, blank=True, editable=False,
+                                       on_delete=models.CASCADE, related_name="generated_spec")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         verbose_name = "OpenAPI spec"
         ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(is_auto_generated=False) | models.Q(source_host__isnull=False),
+                                   name="generated_spec_has_host"),
+        ]
 
     def __str__(self) -> str:
         return self.name
+
+
+class GeneratedSpecState(models.Model):
+    """When a host's generated spec must be rebuilt, and how its last build went (debounce bookkeeping).
+
+    ``stale_since`` is set (only when empty) by what changes the host's inventory; the refresh task
+    claims the row by clearing it, so a second run of the same message is harmless, and a change made
+    during a build sets it again (one more build, one debounce period later). ``built_from``: when the
+    last build started reading the inventory (the sweep looks for endpoints changed after it).
+    """
+
+    host = models.OneToOneField("inventory.Host", primary_key=True, on_delete=models.CASCADE,
+                                related_name="generated_spec_state")
+    stale_since = models.DateTimeField(null=True, blank=True)
+    built_from = models.DateTimeField(null=True, blank=True)
+    build_seconds = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+
+    class Meta:
+        indexes = [models.Index(fields=["stale_since"], name="generated_spec_stale")]
+
+    def __str__(self) -> str:
+        return f"generated spec state of host {self.host_id}"

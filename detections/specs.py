@@ -37,6 +37,7 @@ MAX_SPEC_NODES = 1_000_000
 # a 400-byte file of nested aliases must not become megabytes in the database.
 MAX_EXPANDED_BYTES = 2 * MAX_SPEC_BYTES
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+GENERATED_SUFFIX = "-generated"  # detections.openapi.generate.service names generated specs so
 
 
 class SpecNotFound(NotFoundError):
@@ -117,7 +118,7 @@ def spec_parse(*, raw: bytes) -> ParsedSpec:
     for where, pattern, problem in pattern_problems(document):
         raise _invalid(f"Invalid regular expression at {where[:300]}: '{pattern[:200]}' ({problem[:200]}; "
                        "neither RE2 nor the regex module can compile it).")
-    _validate_openapi(document)
+    openapi_validate(document)
     hosts = sorted(spec_hosts_and_base_paths(document))
     if not hosts:
         raise _invalid("The document must list at least one absolute server URL (servers[].url) "
@@ -125,7 +126,7 @@ def spec_parse(*, raw: bytes) -> ParsedSpec:
     return ParsedSpec(document, text, extension, version, hosts)
 
 
-def _validate_openapi(document: dict) -> None:
+def openapi_validate(document: dict) -> None:
     """openapi-spec-validator, its checks of ``default`` values on bounded regex engines (specregex)."""
     from openapi_spec_validator import validate
     from openapi_spec_validator.validation.exceptions import OpenAPIValidationError, ValidatorDetectError
@@ -156,12 +157,18 @@ def spec_name_from_filename(filename: str | None) -> str:
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.")[:128]
     if not stem or not NAME_RE.match(stem) or stem == "new":  # "new" would shadow POST /spec/new
         raise _invalid("Cannot derive a spec name from the file name; name the file like 'petstore.yaml'.")
+    if stem.lower().endswith(GENERATED_SUFFIX):
+        raise _invalid(f"Spec names ending in '{GENERATED_SUFFIX}' are kept for specs generated from traffic; "
+                       "rename the file (e.g. 'petstore-v2.json').")
     return stem
 
 
-def spec_get(*, name: str) -> OpenApiSpec:
+def spec_get(*, name: str, document: bool = True) -> OpenApiSpec:
+    """The spec named ``name`` (404 when unknown); without its parsed ``document`` when the caller
+    only shows the text (GET /spec/{name}: a generated spec's document is megabytes of jsonb)."""
     # A name no spec can have (e.g. with a NUL, which PostgreSQL refuses in a query) is simply unknown.
-    spec = OpenApiSpec.objects.filter(name=name).first() if NAME_RE.fullmatch(name) else None
+    rows = OpenApiSpec.objects if document else OpenApiSpec.objects.defer("spec")
+    spec = rows.filter(name=name).first() if NAME_RE.fullmatch(name) else None
     if spec is None:
         raise SpecNotFound()
     return spec
@@ -183,6 +190,20 @@ def spec_create(*, name: str, raw: bytes) -> OpenApiSpec:
     return spec
 
 
+def generated_conflict(spec: OpenApiSpec, action: str) -> ConflictError:
+    return ConflictError(f"Spec '{spec.name}' is generated from the traffic of {spec.hosts[0] if spec.hosts else 'a host'} "
+                         f"and cannot be {action}; it is rebuilt as traffic changes (upload your own spec under "
+                         "another name).")
+
+
+def spec_uploaded_get(*, name: str, action: str) -> OpenApiSpec:
+    """An uploaded spec: 404 when unknown, 409 when the name is a generated spec's."""
+    spec = spec_get(name=name)
+    if spec.is_auto_generated:
+        raise generated_conflict(spec, action)
+    return spec
+
+
 def spec_replace(*, name: str, raw: bytes) -> OpenApiSpec:
     """Replace the document of an existing spec; relinks the endpoints of old and new hosts."""
     parsed = spec_parse(raw=raw)
@@ -190,6 +211,8 @@ def spec_replace(*, name: str, raw: bytes) -> OpenApiSpec:
         spec = OpenApiSpec.objects.select_for_update().filter(name=name).first() if NAME_RE.fullmatch(name) else None
         if spec is None:
             raise SpecNotFound()
+        if spec.is_auto_generated:
+            raise generated_conflict(spec, "replaced")
         old_hosts = list(spec.hosts)
         spec.text, spec.spec, spec.extension = parsed.text, parsed.spec, parsed.extension
         spec.openapi_version, spec.hosts, spec.updated_at = parsed.version, parsed.hosts, timezone.now()
@@ -201,12 +224,20 @@ def spec_replace(*, name: str, raw: bytes) -> OpenApiSpec:
 def spec_delete(*, name: str) -> None:
     """Delete a spec; its endpoints lose (or change) their ``openapiSpecName``."""
     with transaction.atomic():
-        spec = spec_get(name=name)
+        spec = spec_uploaded_get(name=name, action="deleted")
         hosts = list(spec.hosts)
         spec.delete()
         endpoints_link_specs(hosts=hosts)
 
 
 def specs_list():
+    """Uploaded and generated specs, by name."""
     return OpenApiSpec.objects.defer("text", "spec").order_by("name")
 
+
+
+def spec_drift_report(*, name: str) -> dict:
+    """GET /spec/{name}/drift: the drift report of an uploaded spec (``openapi.drift``); 409 for a generated one."""
+    from .openapi.drift import spec_drift
+
+    return spec_drift(spec_uploaded_get(name=name, action="compared for drift"))

@@ -9,4 +9,5 @@ urlpatterns = [
     path("spec/new", views.SpecNewView.as_view(), name="spec-new"),
     path("specs", views.SpecsView.as_view(), name="specs"),
     path("spec/<str:name>", views.SpecView.as_view(), name="spec"),
+    path("spec/<str:name>/drift", views.SpecDriftView.as_view(), name="spec-drift"),
 ]

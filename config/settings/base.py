@@ -193,6 +193,9 @@ CELERY_BEAT_SCHEDULE: dict = {
     },
     # Test runs left behind by a lost worker or message (testgen).
     "testgen-runs-sweep": {"task": "testgen.tasks.test_runs_sweep_task", "schedule": 300.0},
+    # Generated OpenAPI specs (detections/tasks.py): lost refreshes, hosts never built or changed by operators.
+    "openapi-generated-sweep": {"task": "detections.tasks.generated_specs_sweep_task", "schedule": 60.0,
+                                "options": {"expires": 60.0}},
 }
 
 # --- REST framework -------------------------------------------------------
@@ -319,6 +322,12 @@ INGEST_DRAIN_WINDOW = env.float("INGEST_DRAIN_WINDOW", default=0.3)
 PATH_LEARNING = env.bool("PATH_LEARNING", default=True)
 # Retention of stored traces (the newest 100 per endpoint are kept, none older than this).
 TRACE_RETENTION_DAYS = env.int("TRACE_RETENTION_DAYS", default=7)
+# Generated OpenAPI specs (docs/openapi.md): seconds between a host's inventory change and its
+# rebuild (changes meanwhile share it), newest stored traces sampled per endpoint, and how often
+# (seconds) a host with traffic but no inventory change is rebuilt for its sampled details.
+OPENAPI_GENERATE_DEBOUNCE = env.float("OPENAPI_GENERATE_DEBOUNCE", default=60.0)
+OPENAPI_GENERATE_SAMPLE_TRACES = env.int("OPENAPI_GENERATE_SAMPLE_TRACES", default=10)
+OPENAPI_GENERATE_MAX_AGE = env.float("OPENAPI_GENERATE_MAX_AGE", default=3600.0)
 # List totals (X-Total-Count, hosts' endpoint counts) whose count took at least
 # INVENTORY_COUNT_CACHE_MIN_MS are reused until the inventory changes, for at most
 # INVENTORY_COUNT_CACHE_SECONDS (0 turns the cache off). See inventory/counts.py.

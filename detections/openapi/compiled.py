@@ -73,11 +73,14 @@ class CompiledSpec:
             return None
         return route, operation, [*pointer, method.lower()]
 
-    def documents_pattern(self, *, host: str, pattern: str, method: str) -> bool:
-        """Whether an endpoint pattern (``/users/{param1}``) is documented: its parameter segments
+    def pattern_operation(self, *, host: str, pattern: str, method: str) -> tuple[Route, dict, list] | None:
+        """The operation documenting an endpoint pattern (``/users/{param1}``): its parameter segments
         must be template parameters in the spec; its literal segments may be either."""
         probe = "/".join(_PARAM if segment_is_parameter(seg) else seg for seg in pattern.split("/"))
-        return self.operation(host=host, path=probe, method=method) is not None
+        return self.operation(host=host, path=probe, method=method)
+
+    def documents_pattern(self, *, host: str, pattern: str, method: str) -> bool:
+        return self.pattern_operation(host=host, pattern=pattern, method=method) is not None
 
     def validator(self, pointer: list):
         """The (memoised) validator of the schema at ``pointer``."""
@@ -202,13 +205,14 @@ _CACHE_LOCK = threading.Lock()
 
 
 def specs_for_hosts(hosts) -> dict[str, list[CompiledSpec]]:
-    """Compiled specs naming each host (keys: normalised host names; hosts without a spec are
+    """Uploaded compiled specs naming each host (keys: normalised host names; hosts without a spec are
     absent), by name. One small query (no spec bodies) plus one per spec changed since this process
     last compiled it."""
     keys = {host_normalize(h) for h in hosts}
     if not keys:
         return {}
-    rows = [r for r in OpenApiSpec.objects.only("id", "name", "hosts", "updated_at")
+    # Generated specs describe the traffic itself: never compared with it, never linked (DECISIONS §10).
+    rows = [r for r in OpenApiSpec.objects.filter(is_auto_generated=False).only("id", "name", "hosts", "updated_at")
             if keys.intersection(r.hosts or [])]
     by_host: dict[str, list[CompiledSpec]] = {}
     for row in rows:

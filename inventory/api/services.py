@@ -106,17 +106,16 @@ def endpoints_page(*, filters: dict, offset: int, limit: int) -> Page:
 
 
 def endpoint_openapi_spec(endpoint: Endpoint) -> dict | None:
-    """The stored OpenAPI spec named by ``openapi_spec_name`` (its parsed document), or ``None``.
-
-    Specs are stored by the alerts/spec work as ``detections.OpenApiSpec`` (``name``, JSON
-    ``spec``); while that model is not installed, no endpoint has one.
-    """
-    if not endpoint.openapi_spec_name:
-        return None
+    """The parsed document of the uploaded spec documenting the endpoint (``openapi_spec_name``),
+    else its host's generated spec (DECISIONS §10) cut down to the endpoint's path, or ``None``. One query."""
     try:
         model = apps.get_model("detections", "OpenApiSpec")
     except LookupError:
         return None
+    if not endpoint.openapi_spec_name:
+        from detections.openapi.generate.service import generated_spec_excerpt
+
+        return generated_spec_excerpt(host_id=endpoint.host_id, pattern=endpoint.path)
     spec = model.objects.filter(name=endpoint.openapi_spec_name).values_list("spec", flat=True).first()
     return spec if isinstance(spec, dict) else None
 
@@ -124,7 +123,7 @@ def endpoint_openapi_spec(endpoint: Endpoint) -> dict | None:
 def endpoint_detail(*, endpoint_id: str) -> dict:
     """GET /endpoint/{id}: the wire dict (``render.endpoint_detail``) of the endpoint with its fields,
     alerts and traces. Fields by section and path; alerts newest first; traces newest first, at
-    most 100. Four queries (five when a spec is named)."""
+    most 100. Five queries (the fifth reads the uploaded or generated spec)."""
     endpoint = endpoint_get(endpoint_id=endpoint_id)
     return render.endpoint_detail(endpoint, openapi_spec=endpoint_openapi_spec(endpoint),
                                   traces_limit=MAX_DETAIL_TRACES)

@@ -27,6 +27,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.logsafe import error_where, withheld
+from detections.openapi.generate.service import generated_specs_touch
 from detections.openapi.link import endpoints_spec_link
 from detections.rules import BatchView, openapi_rules, specs_of, traffic_rules
 from detections.services import alerts_raise
@@ -279,6 +280,7 @@ def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bo
     listed_changed = endpoints_update(matched, results, risk_changes)
     # Payload counts (meta.totalSensitiveEndpoints) read the risk written just above.
     alerts_fan_out(alerts=raised)
+    generated_specs_touch(matched, fields)  # the hosts' generated specs are rebuilt after commit (debounced)
     if listed_changed or outcome.hosts_created or outcome.endpoints_created or outcome.fields_created:
         inventory_changed()  # cached list totals (inventory.counts) are recomputed
     clock.lap("usage and endpoints write")

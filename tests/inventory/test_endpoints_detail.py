@@ -108,8 +108,8 @@ class TestDetail:
             DataFieldFactory(endpoint=e)
             AlertFactory(endpoint=e, description=str(uuid.uuid4()))
             ApiTraceFactory(endpoint=e)
-        # key, endpoint+host, fields, alerts, traces
-        with django_assert_num_queries(5):
+        # key, endpoint+host, fields, alerts, traces, the spec (uploaded, else generated: DECISIONS §10)
+        with django_assert_num_queries(6):
             body = client.get(url(e)).json()
         assert (len(body["dataFields"]), len(body["alerts"]), len(body["traces"])) == (5, 5, 5)
 
