@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('detections', '0002_webhooks_alert_dedup_key_openapi_spec'),
+        ('detections', '0003_spec_display_labels'),
         ('inventory', '0006_credential_channel_adds_no_class'),
     ]
 
