@@ -22,6 +22,8 @@ How a TestConfig is run (see ``docs/testgen.md``):
   request marked ``optional`` is skipped when it lacks one, any other makes the
   test an ERROR. A request whose placeholders need an earlier answer that did not
   come is skipped; so is a request whose two ``skipIfEquals`` values are equal;
+* a request with ``loginAs`` sends that identity's login recipe instead (its password replaced by
+  ``loginPassword`` when given), without changing the identity's token;
 * a request with ``jwtAttack`` sends a variant of the JWT in its credential header
   (``testgen/jwt.py``), or is skipped with the reason when that variant cannot be made;
 * then every assertion is evaluated (plus ``expectedStatus`` and
@@ -262,6 +264,9 @@ test_run.__test__ = False
 
 
 def _run_request(client, test, request, record, resolver, environment, env_headers, identities) -> None:
+    if request.get("loginAs") is not None:
+        _login_as(client, request, record, resolver, environment, identities)
+        return
     skip = request.get("skipIfEquals")
     if isinstance(skip, list) and len(skip) == 2:
         try:
@@ -314,6 +319,28 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
         record.exchanges.append(exchange)
         if exchange.status in stop:
             break
+
+
+def _login_as(client, request, record, resolver, environment, identities) -> None:
+    """Send an identity's login (``loginAs``), its password replaced by ``loginPassword`` when given,
+    and record the answer; the identity's token is left as it is. Skipped when the identity or its
+    login recipe is missing."""
+    try:
+        identity = identities.identity(str(request["loginAs"]))
+    except UnknownIdentity:
+        record.skipped = f"identity {request['loginAs']} is not configured"
+        return
+    if not identity.login:
+        record.skipped = f"identity {identity.name} has no login recipe"
+        return
+    try:
+        password = None if request.get("loginPassword") is None else str(resolver.resolve(request["loginPassword"]))
+        method, url, headers, data = identities.login_request(identity, password=password)
+    except (LoginFailed, Unresolved) as exc:
+        record.skipped = f"cannot log in identity {identity.name}: {exc}"
+        return
+    record.exchanges.append(_send(client, method=method, url=url, headers=headers, params=None, data=data,
+                                  timeout_ms=environment.timeout_ms, retries=environment.retries))
 
 
 def _forge_jwt(request: dict, headers: CaseInsensitiveDict, record: RequestRecord) -> bool:

@@ -11,7 +11,7 @@ documented in ``docs/testgen.md``: per request ``method``, ``url``, ``omitHeader
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar
 from urllib.parse import quote
@@ -31,19 +31,37 @@ _UNSET = object()
 
 
 @dataclass(frozen=True)
+class IdentityView:
+    """What generation may know of a further test identity (never its token or password): its
+    name, user id and own object ids, and whether its login body names a password."""
+
+    name: str
+    user_id: str | None = None
+    object_ids: dict[str, str] = field(default_factory=dict)
+    has_password: bool = False
+
+
+@dataclass(frozen=True)
 class GenerationContext:
-    """Knobs of the templates, from settings."""
+    """Knobs of the templates, from settings; the test identities of the global environment."""
 
     sqli_delay_seconds: int
     rate_limit_burst: int
     max_inputs: int
+    test_user_id: str | None = None  # the primary identity's testUserId
+    identities: tuple[IdentityView, ...] = ()  # further identities that can authenticate
 
     @classmethod
     def from_settings(cls) -> GenerationContext:
+        from ..services.environment import identity_views  # the services package imports the templates
+
+        test_user_id, identities = identity_views()
         return cls(
             sqli_delay_seconds=settings.TESTGEN_SQLI_DELAY_SECONDS,
             rate_limit_burst=settings.TESTGEN_RATE_LIMIT_BURST,
             max_inputs=settings.TESTGEN_MAX_INPUTS,
+            test_user_id=test_user_id,
+            identities=identities,
         )
 
 
