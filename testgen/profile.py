@@ -386,7 +386,7 @@ def _implicit_user(profile: EndpointProfile, pattern: list[str], reads: HostRead
         return None
     for position, segment in enumerate(pattern):
         if not segment_is_parameter(segment) and segment in reads.user_names and is_user_position(pattern, position):
-            return Input(location="path", name=segment, data_type="string", example=literal(segment), key=position)
+            return Input(location="path", name="username", data_type="string", example=literal(segment), key=position)
     return None
     return profile
 

@@ -21,7 +21,8 @@ How a TestConfig is run (see ``docs/testgen.md``):
 * before anything is sent, every environment placeholder must have a value: a
   request marked ``optional`` is skipped when it lacks one, any other makes the
   test an ERROR. A request whose placeholders need an earlier answer that did not
-  come is skipped; so is a request whose two ``skipIfEquals`` values are equal;
+  come is skipped; so is a request whose two ``skipIfEquals`` values are equal (or, given a list of
+  pairs, the two values of any pair);
 * a request with ``loginAs`` sends that identity's login recipe instead (its password replaced by
   ``loginPassword`` when given), without changing the identity's token;
 * a request with ``jwtAttack`` sends a variant of the JWT in its credential header
@@ -268,13 +269,15 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
         _login_as(client, request, record, resolver, environment, identities)
         return
     skip = request.get("skipIfEquals")
-    if isinstance(skip, list) and len(skip) == 2:
+    for pair in (skip if isinstance(skip, list) and skip and isinstance(skip[0], list) else [skip]):
+        if not (isinstance(pair, list) and len(pair) == 2):
+            continue
         try:
-            left, right = resolver.resolve(skip[0]), resolver.resolve(skip[1])
+            left, right = resolver.resolve(pair[0]), resolver.resolve(pair[1])
         except Unresolved:
             left, right = MISSING, None
         if left is not MISSING and str(left) == str(right):
-            record.skipped = f"{skip[1]} is the test user's own value"
+            record.skipped = f"{pair[1]} is the test user's own value"
             return
     try:
         method = str(resolver.resolve(request.get("method") or test["method"])).upper()

@@ -221,6 +221,23 @@ class Bola(SecurityTemplate, name="BOLA", priority=10, title="Broken object leve
                 f"{{{{identities.{name}.objectIds.{target.resource or 'object'}}}}}"
         return value, index
 
+    @staticmethod
+    def _own_numeric_id(plan: Plan, profile: EndpointProfile, target: Target, context: GenerationContext) -> str | None:
+        """When traffic named owners by numeric id but ``testUserId`` is (or may be) a name: the test
+        identity's own numeric id, as its user read answers it, so its own objects are not taken for
+        someone else's. None when not needed or there is no user read."""
+        if target.user_like or (context.test_user_id or "").isdigit() or not user_read(profile):
+            return None
+        position = target.item.key if target.item.location == "path" else target.item.name
+        if not any((profile.owner_of(position, v) or ("", ""))[1].isdigit() for v in seen_values(profile, target)):
+            return None
+        pattern = user_read(profile)
+        index = plan.add(read_request(profile, pattern, len(path_segments(pattern)) - 1, "{{testUserId}}", None,
+                                      "The test identity's own user (its numeric id)"))
+        plan.check(assertion("status", "lessThan", 400, request=index, precondition=True,
+                             description="The test identity can read its own user (sanity check)"))
+        return f"{{{{responses[{index}].body.id}}}}"
+
     def _reads(self, plan: Plan, profile: EndpointProfile, target: Target, other: IdentityView | None,
                context: GenerationContext) -> None:
         if target.user_like:
@@ -239,20 +256,33 @@ class Bola(SecurityTemplate, name="BOLA", priority=10, title="Broken object leve
                                      description=f"Another identity's ({other.name}) object is not served to the "
                                                  "test identity"))
         position = target.item.key if target.item.location == "path" else target.item.name
+        own_id = self._own_numeric_id(plan, profile, target, context)
         others = 0
         for value in seen_values(profile, target):
             if value in tried or others >= MAX_OTHERS:
                 continue
             field, owner = ("", value) if target.user_like else (profile.owner_of(position, value) or ("", None))
-            if owner is None:  # nobody known to own it: it may be the test identity's own
+            if owner is None or owner == context.test_user_id:  # nobody known to own it, or the test identity
                 continue
             others += 1
             index = plan.add(attack(profile, target, value,
                                     f"An object of another user seen in traffic ({target.label} = {value}, owner "
                                     f"{owner}) with the test identity's token",
-                                    skipIfEquals=["{{testUserId}}", value if target.user_like else literal(owner)]))
+                                    skipIfEquals=[["{{testUserId}}", value if target.user_like else literal(owner)],
+                                                  [own_id, literal(owner)]] if own_id else
+                                    ["{{testUserId}}", value if target.user_like else literal(owner)]))
             # Ids are reused (a fresh test deployment, an object an earlier test created): an answer
             # naming another owner than traffic showed is not that user's object.
             plan.check(assertion("status", "in", DENIED, request=index,
                                  otherwise=assertion("body", "notEquals", literal(owner), field) if field else None,
                                  description="Another user's object is not served to the test identity"))
+        if not any(a.get("request") is not None and not a.get("precondition") for a in plan.assertions):
+            # No other user's object is known: the request names the id to configure, so the test
+            # says what is missing (an ERROR today; INCONCLUSIVE once that outcome lands).
+            value, _ = self._other_value(plan, profile, target, None, context)
+            name = other.name if other else NO_IDENTITY
+            value = value.replace(f"identities.{NO_IDENTITY}.", f"identities.{name}.")
+            index = plan.add(attack(profile, target, value, f"{name}'s object ({target.label} = {value}) with the "
+                                    "test identity's token"))
+            plan.check(assertion("status", "in", DENIED, request=index,
+                                 description=f"Another identity's ({name}) object is not served to the test identity"))

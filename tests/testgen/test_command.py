@@ -14,6 +14,7 @@ from testgen.services import run_environment_load, test_generate
 from tests.testgen.conftest import SHOP, run_command
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_templates")]
+BOB = {"name": "bob", "authToken": "Bearer tok-bob", "userId": "2"}
 
 
 def test_without_environment_it_refuses_to_run(shop):
@@ -85,24 +86,28 @@ def test_unreadable_file_is_reported(tmp_path, set_env):
 
 @pytest.mark.xfail(strict=True, reason=(
     "Issue #15 item 7 made runs cover every applicable template (this test ran one per endpoint before); "
-    "on the fixed twin three remain false findings of templates other helpers are changing (items 2, 5, 6): "
-    "RATE_LIMIT on POST /api/comments, BOLA on GET /api/comments/{param1} (a comment an earlier test created "
-    "as alice), SQL_INJECTION on the throttled login (429). Remove this mark once they pass."))
+    "on the fixed twin two results are left: RATE_LIMIT on POST /api/comments (a false finding of a template "
+    "another helper is changing) and BOLA on GET /api/comments/{param1}, which can no longer be a false "
+    "finding (the only comment traffic showed is alice's own, and bob has no comment id configured) but cannot "
+    "decide either: an ERROR naming {{identities.bob.objectIds.comment}} until the INCONCLUSIVE outcome lands "
+    "(DECISIONS §8), which this test should then count. Remove this mark once both pass."))
 def test_whole_inventory_against_the_fixed_shop_passes(shop, serve, set_env):
-    # otherObjectId gives BOLA on PATCH /api/users/{param1} another user to try (only user 1 was observed).
-    set_env(serve(vulnerable=False).base_url, otherObjectId="2")
+    # bob, the second test identity, owns the object BOLA writes to on PATCH /api/users/{param1}.
+    set_env(serve(vulnerable=False).base_url, identities=[BOB])
     status, output = run_command()
     assert status == 0, output
     assert "6 passed, 0 failed, 0 error(s)" in output
 
 
 def test_whole_inventory_against_the_vulnerable_shop_fails(shop, serve, set_env):
-    set_env(serve(vulnerable=True).base_url, otherObjectId="2")
+    set_env(serve(vulnerable=True).base_url, identities=[BOB])
     status, output = run_command("--host", SHOP)
     assert status == 1
     # No --type: every applicable template on every endpoint (22 tests on 6 endpoints), not one each.
     assert "Running 22 test(s)" in output
-    assert "8 passed, 14 failed, 0 error(s)" in output
+    # BOLA on GET /api/comments/{param1} cannot decide: the one comment seen is alice's own (an ERROR
+    # naming the comment id to configure; INCONCLUSIVE once that outcome lands).
+    assert "8 passed, 13 failed, 1 error(s)" in output
     assert "PASS  MASS_ASSIGNMENT POST /api/login" in output
     assert "PASS  XSS POST /api/comments" in output  # a JSON answer: no browser renders the reflection
     for line in ("FAIL  AUTH_BYPASS POST /api/comments", "FAIL  SQL_INJECTION GET /api/search",

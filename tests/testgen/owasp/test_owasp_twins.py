@@ -63,7 +63,8 @@ FALSE_FINDINGS: dict[str, str] = {}
 @pytest.fixture(scope="module")
 def measured(django_db_setup, django_db_blocker):
     """Every twin measured once: {"vulnerable": {flaw: Measure}, "fixed", "default" (a run without --type
-    on the unthrottled-login twin): Measure, "endpoints": the vulnerable host's inventory}."""
+    on the unthrottled-login twin): Measure, "endpoints": the vulnerable host's inventory, "apps": {flaw:
+    the vulnerable twin, after its runs}}."""
     from django.core.management import call_command
     from rest_framework.test import APIClient
 
@@ -76,12 +77,13 @@ def measured(django_db_setup, django_db_blocker):
             client.credentials(HTTP_AUTHORIZATION=ApiKey.issue(name="owasp yardstick")[1])
             ingest(client, _recorded(BooksApp(FLAWS), VULNERABLE) + _recorded(BooksApp(), FIXED),
                    {VULNERABLE, FIXED}, worker)
-            vulnerable = {row.name: measure(client, BooksApp({row.name}), VULNERABLE, _plan(VULNERABLE, row))
-                          for row in ROWS}
+            apps = {row.name: BooksApp({row.name}) for row in ROWS}
+            vulnerable = {row.name: measure(client, apps[row.name], VULNERABLE, _plan(VULNERABLE, row)) for row in ROWS}
             default = measure(client, BooksApp({"unthrottled_login"}), VULNERABLE, [(None, None)])
             fixed = measure(client, BooksApp(), FIXED, [(t, None) for t in TEMPLATES])
             _summary({**vulnerable, "default run, unthrottled_login": default}, fixed)
-            yield {"vulnerable": vulnerable, "fixed": fixed, "default": default, "endpoints": endpoints(VULNERABLE)}
+            yield {"vulnerable": vulnerable, "fixed": fixed, "default": default, "endpoints": endpoints(VULNERABLE),
+                   "apps": apps}
         finally:
             worker.stop()
             call_command("flush", interactive=False, verbosity=0)
@@ -138,3 +140,15 @@ def test_a_run_without_type_finds_the_unthrottled_login(measured):
 @pytest.mark.xfail(strict=True, reason="issue #15: false findings on the fixed twin (see the rows above)")
 def test_the_fixed_twin_gives_no_finding_at_all(measured):
     assert measured["fixed"].failed() == []
+
+
+def _user(app: BooksApp, name: str) -> tuple:
+    return app.db.execute("SELECT password, email, admin, role, bio FROM users WHERE username = ?", (name,)).fetchone()
+
+
+def test_tests_write_only_to_the_test_identities_objects(measured):
+    """Non-destructive (DECISIONS §8): even where the flaw let them, the tests changed nothing of root,
+    the administrator seen in traffic who is no test identity, and bob's password was put back."""
+    for name, app in measured["apps"].items():
+        assert _user(app, "root") == ("Root-pw-0", "root@books.test", 1, "admin", ""), name
+    assert _user(measured["apps"]["bola_password"], "bob")[0] == "Bob-pw-2"
