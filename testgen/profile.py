@@ -375,7 +375,25 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
                                                    if isinstance(q, dict)}, owner)
                             for t in traces if (owner := owner_named(t[4] or ""))]
     profile.implicit_user = _implicit_user(profile, pattern, reads)
+    _own_user_in_writes(profile)
     return profile
+
+
+def _own_user_in_writes(profile: EndpointProfile) -> None:
+    """Non-destructive (DECISIONS §8): a write's example request names the test user's own object
+    (``{{testUserId}}``) where traffic named a user (``/users/v1/carol/password``), so no template
+    writes to a user seen in traffic. BOLA names the other test identity's object itself."""
+    if profile.method not in ("POST", "PUT", "PATCH", "DELETE"):
+        return
+    position = profile.user_path_position()
+    if position is None and profile.implicit_user is not None:
+        position = profile.implicit_user.key
+    if position is None:
+        return
+    profile.segments[position] = "{{testUserId}}"
+    for item in profile.path_inputs:
+        if item.key == position:
+            item.example = "{{testUserId}}"
 
 
 def _implicit_user(profile: EndpointProfile, pattern: list[str], reads: HostReads) -> Input | None:

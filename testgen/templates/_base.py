@@ -19,7 +19,7 @@ from urllib.parse import quote
 from django.conf import settings
 
 from ..examples import body_with
-from ..placeholders import is_placeholder, literal_text
+from ..placeholders import PLACEHOLDER, is_placeholder, literal_text
 from ..profile import EndpointProfile, Input
 
 # uuid5 namespace of generated test ids: the same endpoint, template and version
@@ -138,8 +138,17 @@ def registry() -> dict[str, dict[int, SecurityTemplate]]:
 
 @lru_cache(maxsize=4096)
 def _segment(segment: str) -> str:
-    # Percent-encoding the text (escapes turned back into "{" first) leaves no brace in it.
-    return segment if is_placeholder(segment) else quote(literal_text(segment), safe=_PATH_SAFE)
+    """A path segment for a URL: placeholders (``{{testUserId}}``, also inside a payload built from
+    it: ``{{testUserId}}'``) kept, the text around them percent-encoded as the text it stands for
+    (escapes turned back into "{" first, so no brace is left in it)."""
+    if is_placeholder(segment):
+        return segment
+    pieces, last = [], 0
+    for match in PLACEHOLDER.finditer(segment):
+        if match.group("name"):
+            pieces += [quote(literal_text(segment[last:match.start()]), safe=_PATH_SAFE), match.group(0)]
+            last = match.end()
+    return "".join(pieces) + quote(literal_text(segment[last:]), safe=_PATH_SAFE)
 
 
 def path_url(segments: list[str]) -> str:

@@ -150,3 +150,23 @@ def test_functions_of_another_role_must_be_refused(identities, method, path, bod
     assert test["assertions"][-1]["value"] == "^4\\d\\d$"
     assert "BFLA" in test["description"]
 
+
+
+@pytest.mark.parametrize("template", ["SQL_INJECTION", "XSS", "AUTH_BYPASS", "RATE_LIMIT"])
+def test_other_templates_write_to_the_test_users_own_object_not_to_a_user_seen_in_traffic(identities, template):
+    identities(BOB)
+    user_read()
+    endpoint = endpoint_from_traffic(host=HOST, method="PUT", path="/users/v1/carol/password", authenticated=True,
+                                     paths=["/users/v1/carol/password"], body={"password": "[REDACTED]"})
+    test = test_generate(endpoint=endpoint, template_name=template)["test"]
+    assert {r["url"] for r in test["requests"]} == {"{{baseUrl}}/users/v1/{{testUserId}}/password"}
+
+
+def test_a_payload_built_on_the_own_user_keeps_its_placeholder_in_the_path(identities):
+    identities(BOB)
+    endpoint = endpoint_from_traffic(host=HOST, method="PATCH", path="/users/{param1}", authenticated=True,
+                                     paths=["/users/carol"], body={"bio": "x"})
+    test = test_generate(endpoint=endpoint, template_name="SQL_INJECTION")["test"]
+    path_requests = [r for r in test["requests"] if r["description"].startswith("path parameter")]
+    assert path_requests[0]["url"] == "{{baseUrl}}/users/{{testUserId}}"
+    assert path_requests[1]["url"] == "{{baseUrl}}/users/{{testUserId}}'"  # ' is left as it is in paths
