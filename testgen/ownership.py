@@ -39,6 +39,10 @@ ADMIN_SEGMENTS = {"admin", "admins", "administrator", "administration", "staff",
 ROLE_FUNCTIONS = {"role", "roles", "permission", "permissions", "privilege", "privileges", "promote", "demote",
                   "grant", "revoke", "ban", "unban", "suspend", "activate", "deactivate", "approve", "verify-user"}
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
+# Paths submitting credentials (a login), and the user they name in tests instead of one seen in traffic.
+LOGIN_PATH = re.compile(r"(^|/)(login|log-in|signin|sign-in|sign_in|session|sessions|token|oauth|authenticate|auth)"
+                        r"(/|$)", re.I)
+NO_SUCH_USER = "apiscope-no-such-user"
 
 
 def collection_before(segments: list[str], position: int) -> str | None:
@@ -129,3 +133,14 @@ def password_key(body: Any) -> str | None:
             if PASSWORD_FIELD.match(str(key)) and isinstance(value, str):
                 return key
     return None
+
+
+def login_body_without_real_user(path: str, body: Any) -> Any:
+    """A login body (a credential path, a password field) with the fields naming the user set to a
+    user that does not exist (an email for mail fields), so no test tries an observed user's login
+    (repeated failures could lock that user out); any other body as it is."""
+    if not LOGIN_PATH.search(path) or password_key(body) is None:
+        return body
+    return {key: (f"{NO_SUCH_USER}@example.invalid" if "mail" in str(key).lower() else NO_SUCH_USER)
+            if isinstance(value, str) and (USER_FIELD.match(str(key)) or re.fullmatch(r"e?-?mail", str(key), re.I))
+            else value for key, value in body.items()}

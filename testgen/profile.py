@@ -37,7 +37,7 @@ from .examples import (
     scalar_leaves,
     synthetic_value,
 )
-from .ownership import is_user_position, owner_named, user_position
+from .ownership import is_user_position, login_body_without_real_user, owner_named, user_position
 from .placeholders import literal, literal_values
 
 # Newest observed paths and traces read per endpoint.
@@ -355,6 +355,7 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
             if fmt:
                 profile.body, profile.body_format = literal_values(redacted_replaced(body)), fmt
                 break
+        profile.body = login_body_without_real_user(endpoint.path, profile.body)
         if profile.body_format is None and body_types:
             if "x-www-form-urlencoded" in body_content_type:
                 profile.body = {p: str(synthetic_value(p, t)) for p, t in body_types.items()}

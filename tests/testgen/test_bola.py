@@ -170,3 +170,14 @@ def test_a_payload_built_on_the_own_user_keeps_its_placeholder_in_the_path(ident
     path_requests = [r for r in test["requests"] if r["description"].startswith("path parameter")]
     assert path_requests[0]["url"] == "{{baseUrl}}/users/{{testUserId}}"
     assert path_requests[1]["url"] == "{{baseUrl}}/users/{{testUserId}}'"  # ' is left as it is in paths
+
+
+def test_no_template_tries_to_log_in_as_a_user_seen_in_traffic(identities):
+    endpoint = endpoint_from_traffic(host=HOST, method="POST", path="/users/v1/login",
+                                     body={"username": "carol", "email": "carol@books.test", "password": "[REDACTED]"})
+    register = endpoint_from_traffic(host=HOST, method="POST", path="/users/v1/register",
+                                     body={"username": "dave", "password": "[REDACTED]"})
+    for template in ("SQL_INJECTION", "XSS", "MASS_ASSIGNMENT"):
+        sent = json.dumps(test_generate(endpoint=endpoint, template_name=template)["test"]["requests"])
+        assert "carol" not in sent and "apiscope-no-such-user" in sent
+    assert "dave" in json.dumps(test_generate(endpoint=register, template_name="SQL_INJECTION"))  # no login

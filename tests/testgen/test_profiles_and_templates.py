@@ -49,7 +49,9 @@ class TestProfiles:
         ApiTraceFactory(endpoint=endpoint, request_body="user=bob&pass=%5BREDACTED%5D",
                         request_headers=[{"name": "Content-Type", "value": "application/x-www-form-urlencoded"}])
         profile = profile_load(endpoint=endpoint)
-        assert (profile.body_format, profile.body) == ("form", {"user": "bob", "pass": "Apiscope-Test-Passw0rd!"})
+        # A login: the observed user bob is never tried (issue #15 item 6), a user that does not exist is.
+        assert (profile.body_format, profile.body) == ("form", {"user": "apiscope-no-such-user",
+                                                               "pass": "Apiscope-Test-Passw0rd!"})
         request = generate(endpoint, "SQL_INJECTION")["requests"][0]
         assert request["headers"]["Content-Type"] == "application/x-www-form-urlencoded"
 
