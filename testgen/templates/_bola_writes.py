@@ -1,4 +1,4 @@
-"""BOLA's writes and BFLA's functions (see ``bola.py``): the requests and checks of one test.
+"""BOLA's requests, writes and BFLA's functions (see ``bola.py``): the requests and checks of one test.
 
 A write goes to the other identity's object only (DECISIONS §8: tests write to objects they created
 or that belong to the test identities). Its effect is judged by the owner: the owner's read-back
@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 
 from ..examples import body_with
 from ..ownership import PASSWORD_FIELD, USER_FIELD, password_key
-from ._base import IdentityView, assertion
+from ._base import IdentityView, assertion, build_request
 
 if TYPE_CHECKING:
     from ..profile import EndpointProfile
+    from .bola import Target
 
 REFUSED = "^4\\d\\d$"
 # A check whose failure means "cannot decide", not "vulnerable": today such a failure makes the test
@@ -36,6 +37,18 @@ class Plan:
 
     def check(self, item: dict) -> None:
         self.assertions.append(item)
+
+
+def attack(profile: EndpointProfile, target: Target, value: str, description: str, **ext) -> dict:
+    """The endpoint's example request naming ``value`` (on the concrete path it was seen on, if it was)."""
+    item = target.item
+    if item.location == "path":
+        segments = list(profile.observed_path_for(item.key, value) or profile.segments)
+        segments[item.key] = value
+        return build_request(profile, description, segments=segments, **ext)
+    if item.location == "query":
+        return build_request(profile, description, query={**profile.query, item.name: value}, **ext)
+    return build_request(profile, description, body=body_with(ext.pop("body", profile.body), item.key, value), **ext)
 
 
 def markers(profile: EndpointProfile) -> tuple[str, str]:
@@ -66,8 +79,6 @@ def marked_body(profile: EndpointProfile, target_key) -> tuple[object, list[str]
 def write_checks(plan: Plan, profile: EndpointProfile, target, other: IdentityView | None, value: str,
                  read_index: int | None, name: str) -> None:
     """The write to ``name``'s object ``value`` with the test identity's token, and its checks."""
-    from .bola import attack
-
     body, written, password, new_password = marked_body(profile, target.item.key)
     write = attack(profile, target, value, f"{name}'s object ({target.label} = {value}) written with the test "
                    "identity's token", body=body)
@@ -106,9 +117,6 @@ def write_checks(plan: Plan, profile: EndpointProfile, target, other: IdentityVi
 def function_checks(plan: Plan, profile: EndpointProfile, target, function: str, other_value) -> None:
     """BFLA: the function called as observed (on the other identity's object when it names one)
     with the test identity's token; it must be refused."""
-    from ._base import build_request
-    from .bola import attack
-
     description = f"{function} called with the test identity's token"
     if target is not None:
         value, _ = other_value()

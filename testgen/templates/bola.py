@@ -39,7 +39,7 @@ from ..ownership import USER_FIELD, admin_function, object_id_key, resource_name
 from ..placeholders import literal
 from ..profile import EndpointProfile, Input
 from ._base import GenerationContext, IdentityView, SecurityTemplate, assertion, build_request, register
-from ._bola_writes import Plan, function_checks, write_checks
+from ._bola_writes import Plan, attack, function_checks, write_checks
 
 USER_QUERY = re.compile(r"^(user|account|customer|member|profile|owner|person)[_-]?(id|uuid|name)?$", re.I)
 ID_QUERY = re.compile(r"(^(id|uid|uuid|guid)$)|([_-](id|uuid)$)|([a-z0-9](Id|ID|Uuid)$)")
@@ -88,26 +88,6 @@ def target_of(profile: EndpointProfile) -> Target | None:
             if len(item.key) == 1 and USER_FIELD.match(item.name):
                 return Target(item, True, "user")
     return None
-
-
-def identifier(profile: EndpointProfile) -> tuple[Input, bool] | None:
-    """The identifier input to test and whether it names a user (kept for callers of v1)."""
-    target = target_of(profile)
-    return (target.item, target.user_like) if target else None
-
-
-def attack(profile: EndpointProfile, target: Target, value: str, description: str, **ext) -> dict:
-    """The endpoint's example request naming ``value`` (on the concrete path it was seen on, if it was)."""
-    item = target.item
-    if item.location == "path":
-        segments = list(profile.observed_path_for(item.key, value) or profile.segments)
-        segments[item.key] = value
-        return build_request(profile, description, segments=segments, **ext)
-    if item.location == "query":
-        return build_request(profile, description, query={**profile.query, item.name: value}, **ext)
-    from ..examples import body_with
-
-    return build_request(profile, description, body=body_with(ext.pop("body", profile.body), item.key, value), **ext)
 
 
 def read_request(profile: EndpointProfile, pattern: str, position: int, value: str, identity: str | None,
