@@ -220,6 +220,7 @@ class Bola(SecurityTemplate, name="BOLA", priority=10, title="Broken object leve
 
     def _reads(self, plan: Plan, profile: EndpointProfile, target: Target, other: IdentityView | None,
                context: GenerationContext) -> None:
+        own = "{{testUserId}}"
         if target.user_like:
             own, _ = own_value(plan, profile, target, None, context)
             index = plan.add(attack(profile, target, own, "The test identity's own object, with its token"))
@@ -245,12 +246,14 @@ class Bola(SecurityTemplate, name="BOLA", priority=10, title="Broken object leve
             if owner is None or owner == context.test_user_id:  # nobody known to own it, or the test identity
                 continue
             others += 1
+            # Skipped at run time when it is the test identity's own: by its user id, and by its numeric id
+            # when the slot is numeric and testUserId a name (read from its own user first).
+            pairs = [[own, value if target.user_like else literal(owner)],
+                     *([[own_id, literal(owner)]] if own_id else [])]
             index = plan.add(attack(profile, target, value,
                                     f"An object of another user seen in traffic ({target.label} = {value}, owner "
                                     f"{owner}) with the test identity's token",
-                                    skipIfEquals=[["{{testUserId}}", value if target.user_like else literal(owner)],
-                                                  [own_id, literal(owner)]] if own_id else
-                                    ["{{testUserId}}", value if target.user_like else literal(owner)]))
+                                    skipIfEquals=pairs[0] if len(pairs) == 1 else pairs))
             # Ids are reused (a fresh test deployment, an object an earlier test created): an answer
             # naming another owner than traffic showed is not that user's object.
             plan.check(assertion("status", "in", DENIED, request=index,

@@ -181,3 +181,15 @@ def test_no_template_tries_to_log_in_as_a_user_seen_in_traffic(identities):
         sent = json.dumps(test_generate(endpoint=endpoint, template_name=template)["test"]["requests"])
         assert "carol" not in sent and "apiscope-no-such-user" in sent
     assert "dave" in json.dumps(test_generate(endpoint=register, template_name="SQL_INJECTION"))  # no login
+
+
+def test_a_numeric_user_read_skips_the_test_users_own_id_read_from_its_user(identities):
+    identities()  # testUserId "alice"; the path takes numeric ids
+    user_read()
+    endpoint = endpoint_from_traffic(host=HOST, method="GET", path="/users/v1/{param1}/orders", authenticated=True,
+                                     paths=["/users/v1/1/orders", "/users/v1/2/orders"])
+    test = bola(endpoint)
+    lookup, own, *others = test["requests"]
+    assert lookup["url"] == "{{baseUrl}}/users/v1/{{testUserId}}"
+    assert own["url"] == "{{baseUrl}}/users/v1/{{responses[0].body.id}}/orders"
+    assert [r["skipIfEquals"] for r in others] == [["{{responses[0].body.id}}", "1"], ["{{responses[0].body.id}}", "2"]]
