@@ -9,7 +9,8 @@ What templates and tests use:
 * placeholders — ``{{authToken}}`` (the primary's credential, ready for its header),
   ``{{testUserId}}``, and per identity ``{{identities.NAME.authToken}}`` (credential with its
   scheme), ``{{identities.NAME.token}}`` (bare token), ``{{identities.NAME.userId}}``,
-  ``{{identities.NAME.objectIds.RESOURCE}}``;
+  ``{{identities.NAME.objectIds.RESOURCE}}``, ``{{identities.NAME.password}}`` (the password-like
+  field of its login body, for BOLA to restore a password it proved another identity could change);
 * a request's ``identity`` (extension): ``"identity": "bob"`` sends bob's credential in bob's header;
 * code — ``identity_set.identity("bob")`` returns the :class:`Identity` (``credential()``,
   ``header``, ``user_id``, ``object_ids``).
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from requests.structures import CaseInsensitiveDict
 
 from .client import AnswerTimeout, ConnectionFailed, NotSent, TestClient
+from .ownership import password_key
 from .placeholders import MISSING, Resolver, Unresolved, json_path_get
 from .services.environment import RunEnvironment
 
@@ -72,6 +74,9 @@ class Identity:
             values[f"{prefix}token"] = self.token
         if self.user_id is not None:
             values[f"{prefix}userId"] = self.user_id
+        body = (self.login or {}).get("body")
+        if password_key(body):  # BOLA puts it back after proving another identity could change it
+            values[f"{prefix}password"] = body[password_key(body)]
         return values
 
 
@@ -137,8 +142,11 @@ class IdentitySet:
             if identity.login:
                 self.refresh(identity)
 
-    def refresh(self, identity: Identity) -> Identity:
-        """Fetch a new token for ``identity`` with its login recipe. Raises :class:`LoginFailed`."""
+    def login_request(self, identity: Identity, *, password: str | None = None) -> tuple[str, str, CaseInsensitiveDict,
+                                                                                     bytes | None]:
+        """``(method, url, headers, body)`` of the identity's login; ``password`` replaces the
+        password-like field of its body (BOLA checks whether a password another identity set works).
+        Raises :class:`LoginFailed` when a placeholder of the recipe has no value."""
         recipe = identity.login or {}
         resolver = Resolver({k: v for k, v in self.environment.values.items() if k != "authToken"}, self.environ)
         try:
@@ -147,14 +155,22 @@ class IdentitySet:
             body = resolver.resolve(recipe.get("body"))
         except Unresolved as exc:
             raise LoginFailed(f"login of identity {identity.name}: {exc} is not set") from None
+        if password is not None and password_key(body):
+            body = {**body, password_key(body): password}
         if url.startswith("/"):
             url = self.environment.base_url + url
         data = None
         if body is not None:
             data = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
             headers.setdefault("Content-Type", "application/json")
+        return recipe.get("method") or "POST", url, headers, data
+
+    def refresh(self, identity: Identity) -> Identity:
+        """Fetch a new token for ``identity`` with its login recipe. Raises :class:`LoginFailed`."""
+        recipe = identity.login or {}
+        method, url, headers, data = self.login_request(identity)
         try:
-            answer = self.client.send(method=recipe.get("method") or "POST", url=url, headers=headers, params=None,
+            answer = self.client.send(method=method, url=url, headers=headers, params=None,
                                       data=data, timeout_ms=self.environment.timeout_ms)
         except (NotSent, ConnectionFailed, AnswerTimeout) as exc:
             raise LoginFailed(f"login of identity {identity.name}: no answer ({type(exc).__name__})") from None

@@ -37,6 +37,7 @@ from .examples import (
     scalar_leaves,
     synthetic_value,
 )
+from .ownership import is_user_position, login_body_without_real_user, owner_named, user_position
 from .placeholders import literal, literal_values
 
 # Newest observed paths and traces read per endpoint.
@@ -53,9 +54,6 @@ CANONICAL_HEADER = {
     "x-access-token": "X-Access-Token",
     "cookie": "Cookie",
 }
-# Collections whose item parameter identifies a user (BOLA's own object is {{testUserId}} there).
-USER_COLLECTIONS = {"user", "users", "account", "accounts", "customer", "customers", "member", "members",
-                    "profile", "profiles", "person", "people", "owner", "owners"}
 _INTEGER = re.compile(r"^-?\d+$")
 _NUMBER = re.compile(r"^-?\d+\.\d+$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -107,6 +105,10 @@ class EndpointProfile:
     observed_paths: list[str] = field(default_factory=list)  # concrete, newest first
     response_fields: dict[str, str] = field(default_factory=dict)  # RESPONSE_BODY dataPath -> dataType (2xx)
     item_read_path: str | None = None  # GET pattern reading what this write changes/creates
+    host_reads: HostReads | None = None  # the host's GET patterns (shared by the host's profiles)
+    # (concrete path segments, query, owner) of traces whose answer named the object's owner
+    trace_owners: list[tuple[list[str], dict[str, str], tuple[str, str]]] = field(default_factory=list)
+    implicit_user: Input | None = None  # a literal user name in the path (/users/v1/carol/password)
 
     @property
     def inputs(self) -> list[Input]:
@@ -117,12 +119,27 @@ class EndpointProfile:
         return self.body_format == "json" and isinstance(self.body, dict)
 
     def user_path_position(self) -> int | None:
-        """The segment index of a path parameter naming a user (``/users/{param1}``), if any."""
-        pattern = path_segments(self.path)
-        for item in self.path_inputs:
-            if item.key > 0 and pattern[item.key - 1].lower() in USER_COLLECTIONS:
-                return item.key
+        """The segment index of a path parameter naming a user (``/users/{param1}``,
+        ``/users/v1/{param1}``, ``/api/v2/accounts/{param1}``), if any."""
+        return user_position(path_segments(self.path))
+
+    def owner_of(self, position: int | str, value: str) -> tuple[str, str] | None:
+        """``(answer field, owner)`` traffic showed for the object ``value`` at a path position (int)
+        or query name (str), or None."""
+        for segments, query, owner in self.trace_owners:
+            seen = query.get(position) if isinstance(position, str) else (
+                segments[position] if position < len(segments) else None)
+            if seen is not None and literal(seen) == value:
+                return owner
         return None
+
+    def read_path_for(self, position: int) -> str | None:
+        """The GET pattern reading the object named at path ``position``: the pattern's prefix
+        ending there (``PUT /users/v1/{param1}/email`` → ``/users/v1/{param1}``), or None."""
+        if self.host_reads is None:
+            return None
+        prefix = "/" + "/".join(path_segments(self.path)[:position + 1])
+        return prefix if prefix in self.host_reads.patterns else None
 
     def observed_values(self, position: int) -> list[str]:
         """Distinct concrete values seen at a path segment position, newest first."""
@@ -142,6 +159,17 @@ class EndpointProfile:
             if len(parts) == size and parts[position] == value:
                 return parts
         return None
+
+
+@dataclass
+class HostReads:
+    """A host's GET patterns: all of them, the item pattern under each collection, the pattern
+    reading one user (``/users/v1/{param1}``) and the user names seen in its paths."""
+
+    patterns: set[str] = field(default_factory=set)
+    items: dict[tuple, str] = field(default_factory=dict)
+    user_read_path: str | None = None
+    user_names: set[str] = field(default_factory=set)
 
 
 def _segment_type(values: list[str]) -> str:
@@ -188,27 +216,45 @@ def profiles_load(*, endpoints: list[Endpoint], host_id: int | None = None) -> d
         ApiTrace.objects.filter(**scope),
         [F("created_at").desc()],
         TRACES_PER_ENDPOINT,
-        ("path", "request_parameters", "request_headers", "request_body"),
+        ("path", "request_parameters", "request_headers", "request_body", "response_body"),
     ):
         traces.setdefault(row[0], []).append(row[1:])
 
-    # GET patterns of the hosts, to find the read of what a write touches: the patterns
-    # themselves, and the item pattern under each collection (/users -> /users/{param1}).
-    host_ids = {e.host_id for e in endpoints}
-    get_patterns: dict[int, tuple[set[str], dict[tuple, str]]] = {}
-    for h, p in Endpoint.objects.filter(host_id__in=host_ids, method="GET").order_by("path").values_list(
-            "host_id", "path"):
-        patterns, items = get_patterns.setdefault(h, (set(), {}))
-        patterns.add(p)
-        parts = path_segments(p)
-        if parts and segment_is_parameter(parts[-1]):
-            items.setdefault(tuple(parts[:-1]), p)
-
+    reads = _host_reads({e.host_id for e in endpoints})
     return {
         e.uuid: _profile(e, fields.get(e.uuid, []), observed.get(e.uuid, []), traces.get(e.uuid, []),
-                         get_patterns.get(e.host_id, (set(), {})))
+                         reads.setdefault(e.host_id, HostReads()))
         for e in endpoints
     }
+
+
+def _host_reads(host_ids: set[int]) -> dict[int, HostReads]:
+    """Each host's GET patterns (to find the read of what a write touches: the patterns themselves,
+    and the item pattern under each collection, /users -> /users/{param1}), its user read pattern
+    and the user names seen in that pattern's paths. Two queries."""
+    reads: dict[int, HostReads] = {}
+    for h, p in Endpoint.objects.filter(host_id__in=host_ids, method="GET").order_by("path").values_list(
+            "host_id", "path"):
+        host = reads.setdefault(h, HostReads())
+        host.patterns.add(p)
+        parts = path_segments(p)
+        if parts and segment_is_parameter(parts[-1]):
+            host.items.setdefault(tuple(parts[:-1]), p)
+            if is_user_position(parts, len(parts) - 1) and sum(map(segment_is_parameter, parts)) == 1 and (
+                    host.user_read_path is None or len(parts) < len(path_segments(host.user_read_path))):
+                host.user_read_path = p
+    users = {h: r.user_read_path for h, r in reads.items() if r.user_read_path}
+    if users:
+        for _, host_id, pattern, concrete in _rows_per_endpoint(
+            ObservedPath.objects.filter(endpoint__host_id__in=list(users), endpoint__path__in=set(users.values()),
+                                        endpoint__method="GET"),
+            [F("last_seen").desc(), F("id").desc()], OBSERVED_PATHS_PER_ENDPOINT,
+            ("endpoint__host_id", "endpoint__path", "path"),
+        ):
+            parts = path_segments(concrete)
+            if users.get(host_id) == pattern and len(parts) == len(path_segments(pattern)):
+                reads[host_id].user_names.add(parts[-1])
+    return reads
 
 
 def profile_load(*, endpoint: Endpoint) -> EndpointProfile:
@@ -234,7 +280,7 @@ def _header(headers: Any, name: str) -> str:
 
 
 def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], traces: list[tuple],
-             get_patterns: tuple[set[str], dict[tuple, str]]) -> EndpointProfile:
+             reads: HostReads) -> EndpointProfile:
     pattern = path_segments(endpoint.path)
     concrete_paths = list(dict.fromkeys([*observed, *(t[0] for t in traces)]))
     profile = EndpointProfile(
@@ -309,6 +355,7 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
             if fmt:
                 profile.body, profile.body_format = literal_values(redacted_replaced(body)), fmt
                 break
+        profile.body = login_body_without_real_user(endpoint.path, profile.body)
         if profile.body_format is None and body_types:
             if "x-www-form-urlencoded" in body_content_type:
                 profile.body = {p: str(synthetic_value(p, t)) for p, t in body_types.items()}
@@ -323,15 +370,50 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
                 profile.body_inputs.append(Input(location="body", name=name, data_type=data_type,
                                                  example=value, key=key))
 
-    profile.item_read_path = _item_read_path(endpoint, pattern, get_patterns)
+    profile.item_read_path = _item_read_path(endpoint, pattern, reads)
+    profile.host_reads = reads
+    profile.trace_owners = [(path_segments(t[0]), {str(q.get("name")): str(q.get("value", "")) for q in t[1] or []
+                                                   if isinstance(q, dict)}, owner)
+                            for t in traces if (owner := owner_named(t[4] or ""))]
+    profile.implicit_user = _implicit_user(profile, pattern, reads)
+    _own_user_in_writes(profile)
     return profile
 
 
-def _item_read_path(endpoint: Endpoint, pattern: list[str],
-                    get_patterns: tuple[set[str], dict[tuple, str]]) -> str | None:
+def _own_user_in_writes(profile: EndpointProfile) -> None:
+    """Non-destructive (DECISIONS §8): a write's example request names the test user's own object
+    (``{{testUserId}}``) where traffic named a user (``/users/v1/carol/password``), so no template
+    writes to a user seen in traffic. BOLA names the other test identity's object itself."""
+    if profile.method not in ("POST", "PUT", "PATCH", "DELETE"):
+        return
+    position = profile.user_path_position()
+    if position is None and profile.implicit_user is not None:
+        position = profile.implicit_user.key
+    if position is None:
+        return
+    profile.segments[position] = "{{testUserId}}"
+    for item in profile.path_inputs:
+        if item.key == position:
+            item.example = "{{testUserId}}"
+
+
+def _implicit_user(profile: EndpointProfile, pattern: list[str], reads: HostReads) -> Input | None:
+    """A literal path segment that is a user name seen in the host's user read paths, after a user
+    collection (``/users/v1/carol/password`` when ``/users/v1/{param1}`` was read as carol): the path
+    stayed literal because only one user used it."""
+    if profile.user_path_position() is not None or not reads.user_names:
+        return None
+    for position, segment in enumerate(pattern):
+        if not segment_is_parameter(segment) and segment in reads.user_names and is_user_position(pattern, position):
+            return Input(location="path", name="username", data_type="string", example=literal(segment), key=position)
+    return None
+    return profile
+
+
+def _item_read_path(endpoint: Endpoint, pattern: list[str], reads: HostReads) -> str | None:
     """The GET pattern that reads the object a write touches: the same path for PUT/PATCH,
     the collection path plus one parameter for POST (``/users`` → ``/users/{param1}``)."""
-    patterns, items = get_patterns
+    patterns, items = reads.patterns, reads.items
     if endpoint.method in ("PUT", "PATCH"):
         return endpoint.path if endpoint.path in patterns else None
     if endpoint.method == "POST":

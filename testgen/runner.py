@@ -21,7 +21,10 @@ How a TestConfig is run (see ``docs/testgen.md``):
 * before anything is sent, every environment placeholder must have a value: a
   request marked ``optional`` is skipped when it lacks one, any other makes the
   test an ERROR. A request whose placeholders need an earlier answer that did not
-  come is skipped; so is a request whose two ``skipIfEquals`` values are equal;
+  come is skipped; so is a request whose two ``skipIfEquals`` values are equal (or, given a list of
+  pairs, the two values of any pair);
+* a request with ``loginAs`` sends that identity's login recipe instead (its password replaced by
+  ``loginPassword`` when given), without changing the identity's token;
 * a request with ``jwtAttack`` sends a variant of the JWT in its credential header
   (``testgen/jwt.py``), or is skipped with the reason when that variant cannot be made;
 * then every assertion is evaluated (plus ``expectedStatus`` and
@@ -289,14 +292,19 @@ test_run.__test__ = False
 
 
 def _run_request(client, test, request, record, resolver, environment, env_headers, identities) -> None:
+    if request.get("loginAs") is not None:
+        _login_as(client, request, record, resolver, environment, identities)
+        return
     skip = request.get("skipIfEquals")
-    if isinstance(skip, list) and len(skip) == 2:
+    for pair in (skip if isinstance(skip, list) and skip and isinstance(skip[0], list) else [skip]):
+        if not (isinstance(pair, list) and len(pair) == 2):
+            continue
         try:
-            left, right = resolver.resolve(skip[0]), resolver.resolve(skip[1])
+            left, right = resolver.resolve(pair[0]), resolver.resolve(pair[1])
         except Unresolved:
             left, right = MISSING, None
         if left is not MISSING and str(left) == str(right):
-            record.skipped = f"{skip[1]} is the test user's own value"
+            record.skipped = f"{pair[1]} is the test user's own value"
             return
     try:
         method = str(resolver.resolve(request.get("method") or test["method"])).upper()
@@ -341,6 +349,28 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
         record.exchanges.append(exchange)
         if exchange.status in stop:
             break
+
+
+def _login_as(client, request, record, resolver, environment, identities) -> None:
+    """Send an identity's login (``loginAs``), its password replaced by ``loginPassword`` when given,
+    and record the answer; the identity's token is left as it is. Skipped when the identity or its
+    login recipe is missing."""
+    try:
+        identity = identities.identity(str(request["loginAs"]))
+    except UnknownIdentity:
+        record.skipped = f"identity {request['loginAs']} is not configured"
+        return
+    if not identity.login:
+        record.skipped = f"identity {identity.name} has no login recipe"
+        return
+    try:
+        password = None if request.get("loginPassword") is None else str(resolver.resolve(request["loginPassword"]))
+        method, url, headers, data = identities.login_request(identity, password=password)
+    except (LoginFailed, Unresolved) as exc:
+        record.skipped = f"cannot log in identity {identity.name}: {exc}"
+        return
+    record.exchanges.append(_send(client, method=method, url=url, headers=headers, params=None, data=data,
+                                  timeout_ms=environment.timeout_ms, retries=environment.retries))
 
 
 def _forge_jwt(request: dict, headers: CaseInsensitiveDict, record: RequestRecord) -> bool:

@@ -100,6 +100,29 @@ def identities_stored(row: TestingEnvironment) -> dict:
         ) from exc
 
 
+def identity_views() -> tuple[str | None, tuple]:
+    """``(testUserId, identities)`` of the global environment for test generation: the further
+    identities that can authenticate (an ``authToken`` or a ``login``) as
+    :class:`~testgen.templates._base.IdentityView`, without their secrets. Nothing when no
+    environment is set or its identities cannot be decrypted (logged)."""
+    from ..ownership import password_key
+    from ..templates._base import IdentityView
+
+    row = _global_row()
+    if row is None:
+        return None, ()
+    try:
+        stored = identities_stored(row).get("identities") or []
+    except AuthTokenUnreadable:
+        logger.warning("Testing environment %s: identities cannot be decrypted with the configured key", row.pk)
+        stored = []
+    views = tuple(
+        IdentityView(name=item["name"], user_id=item.get("userId"), object_ids=dict(item.get("objectIds") or {}),
+                     has_password=password_key((item.get("login") or {}).get("body")) is not None)
+        for item in stored if item.get("authToken") or item.get("login"))
+    return row.test_user_id, views
+
+
 def _identities_encrypted(values: dict) -> str:
     kept = {key: values[key] for key in IDENTITY_KEYS if values.get(key) is not None}
     return secret_encrypt(json.dumps(kept)) if kept else ""

@@ -11,7 +11,7 @@ documented in ``docs/testgen.md``: per request ``method``, ``url``, ``omitHeader
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar
 from urllib.parse import quote
@@ -19,7 +19,7 @@ from urllib.parse import quote
 from django.conf import settings
 
 from ..examples import body_with
-from ..placeholders import is_placeholder, literal_text
+from ..placeholders import PLACEHOLDER, is_placeholder, literal_text
 from ..profile import EndpointProfile, Input
 
 # uuid5 namespace of generated test ids: the same endpoint, template and version
@@ -31,19 +31,37 @@ _UNSET = object()
 
 
 @dataclass(frozen=True)
+class IdentityView:
+    """What generation may know of a further test identity (never its token or password): its
+    name, user id and own object ids, and whether its login body names a password."""
+
+    name: str
+    user_id: str | None = None
+    object_ids: dict[str, str] = field(default_factory=dict)
+    has_password: bool = False
+
+
+@dataclass(frozen=True)
 class GenerationContext:
-    """Knobs of the templates, from settings."""
+    """Knobs of the templates, from settings; the test identities of the global environment."""
 
     sqli_delay_seconds: int
     rate_limit_burst: int
     max_inputs: int
+    test_user_id: str | None = None  # the primary identity's testUserId
+    identities: tuple[IdentityView, ...] = ()  # further identities that can authenticate
 
     @classmethod
     def from_settings(cls) -> GenerationContext:
+        from ..services.environment import identity_views  # the services package imports the templates
+
+        test_user_id, identities = identity_views()
         return cls(
             sqli_delay_seconds=settings.TESTGEN_SQLI_DELAY_SECONDS,
             rate_limit_burst=settings.TESTGEN_RATE_LIMIT_BURST,
             max_inputs=settings.TESTGEN_MAX_INPUTS,
+            test_user_id=test_user_id,
+            identities=identities,
         )
 
 
@@ -123,8 +141,17 @@ def registry() -> dict[str, dict[int, SecurityTemplate]]:
 
 @lru_cache(maxsize=4096)
 def _segment(segment: str) -> str:
-    # Percent-encoding the text (escapes turned back into "{" first) leaves no brace in it.
-    return segment if is_placeholder(segment) else quote(literal_text(segment), safe=_PATH_SAFE)
+    """A path segment for a URL: placeholders (``{{testUserId}}``, also inside a payload built from
+    it: ``{{testUserId}}'``) kept, the text around them percent-encoded as the text it stands for
+    (escapes turned back into "{" first, so no brace is left in it)."""
+    if is_placeholder(segment):
+        return segment
+    pieces, last = [], 0
+    for match in PLACEHOLDER.finditer(segment):
+        if match.group("name"):
+            pieces += [quote(literal_text(segment[last:match.start()]), safe=_PATH_SAFE), match.group(0)]
+            last = match.end()
+    return "".join(pieces) + quote(literal_text(segment[last:]), safe=_PATH_SAFE)
 
 
 def path_url(segments: list[str]) -> str:

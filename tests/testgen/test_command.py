@@ -14,6 +14,7 @@ from testgen.services import run_environment_load, test_generate
 from tests.testgen.conftest import SHOP, run_command
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_templates")]
+BOB = {"name": "bob", "authToken": "Bearer tok-bob", "userId": "2"}
 
 
 def test_without_environment_it_refuses_to_run(shop):
@@ -86,25 +87,27 @@ def test_unreadable_file_is_reported(tmp_path, set_env):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "Issue #15: one false finding remains on the fixed twin, BOLA on GET /api/comments/{param1} (a comment an "
-    "earlier test created as alice is taken for another user's; item 2, branch bola). RATE_LIMIT on POST "
-    "/api/comments (creating objects unthrottled is no finding) and SQL_INJECTION on the throttled login are "
-    "fixed. Remove this mark once BOLA passes."))
+    "Issue #15: one result remains on the fixed twin: BOLA on GET /api/comments/{param1} cannot decide (the "
+    "only comment traffic showed is alice's own, and bob has no comment id configured), an ERROR naming "
+    "{{identities.bob.objectIds.comment}} until the INCONCLUSIVE outcome (DECISIONS §8) lands, which this test "
+    "should then count. RATE_LIMIT on POST /api/comments and SQL_INJECTION on the throttled login are fixed."))
 def test_whole_inventory_against_the_fixed_shop_passes(shop, serve, set_env):
-    # otherObjectId gives BOLA on PATCH /api/users/{param1} another user to try (only user 1 was observed).
-    set_env(serve(vulnerable=False).base_url, otherObjectId="2")
+    # bob, the second test identity, owns the object BOLA writes to on PATCH /api/users/{param1}.
+    set_env(serve(vulnerable=False).base_url, identities=[BOB])
     status, output = run_command()
     assert status == 0, output
     assert "25 passed, 0 failed, 0 error(s)" in output
 
 
 def test_whole_inventory_against_the_vulnerable_shop_fails(shop, serve, set_env):
-    set_env(serve(vulnerable=True).base_url, otherObjectId="2")
+    set_env(serve(vulnerable=True).base_url, identities=[BOB])
     status, output = run_command("--host", SHOP)
     assert status == 1
     # No --type: every applicable template on every endpoint (25 tests on 6 endpoints), not one each.
     assert "Running 25 test(s)" in output
-    assert "12 passed, 13 failed, 0 error(s)" in output
+    # BOLA on GET /api/comments/{param1} cannot decide: the one comment seen is alice's own (an ERROR
+    # naming the comment id to configure; INCONCLUSIVE once that outcome lands).
+    assert "12 passed, 12 failed, 1 error(s)" in output
     assert "PASS  MASS_ASSIGNMENT POST /api/login" in output
     assert "PASS  XSS POST /api/comments" in output  # a JSON answer: no browser renders the reflection
     # Creating comments in a burst is no finding (not a credential flow), and the API stays up.

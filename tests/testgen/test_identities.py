@@ -173,3 +173,20 @@ class TestRuns:
         status, output = self.run_file(tmp_path, [self.TESTS[0]])
         assert status == 1
         assert len(login_target.app.auth_headers) == 3  # one per request, no retry
+
+    def test_login_as_sends_an_identitys_login_with_another_password_and_keeps_its_token(self, client, login_target,
+                                                                                         tmp_path):
+        # BOLA proves a password change by the owner logging in with the password the attacker set.
+        assert put(client, environment(login_target.base_url)).status_code == 200
+        test = {"id": "t", "name": "login as bob", "endpoint": "/me", "method": "GET",
+                "requests": [{"description": "new password", "loginAs": "bob", "loginPassword": "not-bobs"},
+                             {"description": "his own", "loginAs": "bob"},
+                             {"description": "nobody", "loginAs": "mallory"},
+                             {"description": "me as bob", "headers": {"Authorization": "{{identities.bob.authToken}}"},
+                              "expectedResponse": {"user": "bob"}}],
+                "assertions": [{"type": "status", "field": "", "condition": "equals", "value": 401, "request": 0},
+                               {"type": "status", "field": "", "condition": "equals", "value": 200, "request": 1}]}
+        status, output = self.run_file(tmp_path, [test])
+        assert status == 0, output
+        assert login_target.app.logins == {"alice": 1, "bob": 2}  # before the run, and request 1
+        assert "not-bobs" not in output

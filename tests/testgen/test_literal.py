@@ -78,7 +78,7 @@ def test_traffic_values_in_generated_tests_are_literals(template):
     parts = [[r.get(k) for k in ("url", "headers", "queryParams", "body", "skipIfEquals", "payload")]
              for r in test["requests"]]
     assert env_references(parts) == []
-    sent = Resolver({**VALUES, "otherObjectId": "9"}, {"SECRET_KEY": SECRET}, lambda index: None)
+    sent = Resolver({**VALUES, "identities.other.userId": "9"}, {"SECRET_KEY": SECRET}, lambda index: None)
     resolved = [sent.resolve(r.get(k)) for r in test["requests"] for k in ("url", "queryParams", "body")
                 if r.get(k) is not None and "{{responses" not in str(r.get(k))]
     assert SECRET not in str(resolved)

@@ -108,6 +108,21 @@ class TestPlaceholders:
         assert echo.app.requests_seen == 1
         assert result.outcome == Outcome.PASSED
 
+    def test_skip_if_equals_takes_several_pairs(self, echo):
+        # The test user's name, and its numeric id as an earlier answer gave it: either is its own.
+        test = make_test(
+            {"description": "own id", "url": "{{baseUrl}}/items"},  # the echo answers {"id": 5}
+            {"description": "owner 5", "url": "{{baseUrl}}/a", "skipIfEquals": [["{{testUserId}}", "5"],
+                                                                              ["{{responses[0].body.id}}", "5"]]},
+            {"description": "owner 6", "url": "{{baseUrl}}/b", "skipIfEquals": [["{{testUserId}}", "6"],
+                                                                              ["{{responses[0].body.id}}", "6"]]},
+            assertions=[status_is(200, request=2)],
+        )
+        test["requests"][0]["method"] = "POST"
+        result = test_run(test=test, environment=env(echo.base_url, testUserId="alice"))
+        assert result.requests[1].skipped == "5 is the test user's own value"
+        assert not result.requests[2].skipped and result.outcome == Outcome.PASSED
+
 
 class TestRequests:
     def test_environment_headers_are_merged_and_omitted_on_request(self, echo):

@@ -36,6 +36,7 @@ ASSERTION = {
     },
 }
 
+PAIR = {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2}
 # SPEC "TestRequest".
 TEST_REQUEST = {
     "type": "object",
@@ -56,9 +57,12 @@ TEST_REQUEST = {
         "timeout": {"type": "integer", "minimum": 1},
         "payload": {"type": "string"},
         "optional": {"type": "boolean"},
-        "skipIfEquals": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
+        "skipIfEquals": {"oneOf": [PAIR, {"type": "array", "items": PAIR, "minItems": 1}]},
         "jwtAttack": {"enum": ["none", "stripped", "otherKey", "weakSecret", "expired"]},
         "jwtHeader": {"type": "string"},
+        "identity": {"type": "string"},
+        "loginAs": {"type": "string"},
+        "loginPassword": {"type": "string"},
     },
 }
 

@@ -21,6 +21,12 @@ Routes (``Authorization: Bearer <jwt>`` unless said otherwise):
   changed; fixed: only the caller's own (403 otherwise).
 * ``PUT /users/v1/{id}/email`` ``{email}`` (numeric user id): ``bola_email``: any user's email is
   changed; fixed: only the caller's own (403 otherwise).
+* ``PUT /users/v1/{username}/role`` ``{role}`` (``reader``, ``editor`` or ``admin``): an admin function.
+  ``bfla_role``: the route checks the token but not the caller's role, so any user can make anyone
+  (themselves included) an admin; fixed: admins only (403).
+* ``PUT /account/v1/profile`` ``{username, bio}``: the caller's profile. ``bola_body``: the profile
+  changed is the one the body names (the client is trusted); fixed: a body naming another user is
+  refused (403).
 * ``GET /books/v1``: titles. ``POST /books/v1`` ``{title, secret}`` -> 201 the book.
 * ``GET /books/v1/{id}``: a book with its secret. ``bola_read``: anyone's; fixed: the owner's only (404).
 * JWT: ``weak_jwt_secret``: signed with a dictionary word; ``jwt_alg_none``: unsigned tokens
@@ -39,13 +45,15 @@ import threading
 import time
 
 FLAWS = ("sqli", "bola_password", "bola_email", "bola_read", "mass_assignment", "data_exposure", "enumeration",
-         "unthrottled_login", "weak_jwt_secret", "jwt_alg_none")
+         "unthrottled_login", "weak_jwt_secret", "jwt_alg_none", "bfla_role", "bola_body")
+ROLES = ("reader", "editor", "admin")
 WEAK_SECRET = "secret"
 LOGIN_FAILURES_ALLOWED = 5
 ROUTE_LIMIT = 5
 WINDOW_S = 30.0
 TOKEN_LIFETIME_S = 3600
 SEED_USERS = [("alice", "Alice-pw-1", "alice@books.test"), ("bob", "Bob-pw-2", "bob@books.test")]
+SEED_ADMIN = ("root", "Root-pw-0", "root@books.test")
 SEED_BOOKS = [("alice", "Alice's diary", "alice-secret-42"), ("bob", "Bob's ledger", "bob-secret-77")]
 
 
@@ -106,10 +114,12 @@ class BooksApp:
         self.attempts: dict[str, list[float]] = {}
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         self.db.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT UNIQUE, password TEXT, email TEXT, "
-                        "admin INTEGER)")
+                        "admin INTEGER, role TEXT DEFAULT 'reader', bio TEXT DEFAULT '')")
         self.db.execute("CREATE TABLE books (id INTEGER PRIMARY KEY, owner TEXT, title TEXT, secret TEXT)")
         self.db.executemany("INSERT INTO users (username, password, email, admin) VALUES (?, ?, ?, 0)",
                             SEED_USERS)
+        self.db.execute("INSERT INTO users (username, password, email, admin, role) VALUES (?, ?, ?, 1, 'admin')",
+                        SEED_ADMIN)
         self.db.executemany("INSERT INTO books (owner, title, secret) VALUES (?, ?, ?)", SEED_BOOKS)
 
     def _throttled(self, key: str, limit: int, *, count: bool = True) -> bool:
@@ -175,6 +185,10 @@ class BooksApp:
             return self.password_change(environ, caller, m.group(1))
         if (m := re.fullmatch(r"/users/v1/([^/]+)/email", path)) and method == "PUT":
             return self.email_change(environ, caller, m.group(1))
+        if (m := re.fullmatch(r"/users/v1/([^/]+)/role", path)) and method == "PUT":
+            return self.role_change(environ, caller, m.group(1))
+        if path == "/account/v1/profile" and method == "PUT":
+            return self.profile_change(environ, caller)
         if path == "/books/v1" and method == "GET":
             return self.books_list()
         if path == "/books/v1" and method == "POST":
@@ -226,14 +240,15 @@ class BooksApp:
     def user_read(self, caller, username: str):
         with self.lock:
             if "sqli" in self.flaws:
-                row = self.db.execute("SELECT username, email, admin, id FROM users WHERE username = '"
+                row = self.db.execute("SELECT username, email, admin, id, role, bio FROM users WHERE username = '"
                                       + username + "'").fetchone()
             else:
-                row = self.db.execute("SELECT username, email, admin, id FROM users WHERE username = ?",
+                row = self.db.execute("SELECT username, email, admin, id, role, bio FROM users WHERE username = ?",
                                       (username,)).fetchone()
         if row is None or (row[0] != caller[0] and not caller[1]):
             return 404, {"status": "fail", "message": "User not found"}
-        return 200, {"id": row[3], "username": row[0], "email": row[1], "admin": bool(row[2])}
+        return 200, {"id": row[3], "username": row[0], "email": row[1], "admin": bool(row[2]), "role": row[4],
+                     "bio": row[5]}
 
     def password_change(self, environ, caller, username: str):
         if self._throttled(f"password:{caller[0]}", ROUTE_LIMIT):
@@ -258,6 +273,28 @@ class BooksApp:
             return 400, {"status": "fail", "message": "a valid email is required"}
         with self.lock:
             changed = self.db.execute("UPDATE users SET email = ? WHERE id = ?", (email, int(raw_id))).rowcount
+        return (204, None) if changed else (404, {"status": "fail", "message": "User not found"})
+
+    def role_change(self, environ, caller, username: str):
+        if not caller[1] and "bfla_role" not in self.flaws:
+            return 403, {"status": "fail", "message": "Only administrators can change roles"}
+        role = self._body(environ).get("role")
+        if role not in ROLES:
+            return 400, {"status": "fail", "message": f"role must be one of {', '.join(ROLES)}"}
+        with self.lock:
+            changed = self.db.execute("UPDATE users SET role = ?, admin = ? WHERE username = ?",
+                                      (role, int(role == "admin"), username)).rowcount
+        return (204, None) if changed else (404, {"status": "fail", "message": "User not found"})
+
+    def profile_change(self, environ, caller):
+        body = self._body(environ)
+        username, bio = body.get("username", caller[0]), body.get("bio")
+        if not isinstance(username, str) or not isinstance(bio, str):
+            return 400, {"status": "fail", "message": "username and bio must be strings"}
+        if username != caller[0] and "bola_body" not in self.flaws:
+            return 403, {"status": "fail", "message": "You can only change your own profile"}
+        with self.lock:
+            changed = self.db.execute("UPDATE users SET bio = ? WHERE username = ?", (bio, username)).rowcount
         return (204, None) if changed else (404, {"status": "fail", "message": "User not found"})
 
     # --- books -------------------------------------------------------------------------

@@ -17,6 +17,11 @@ from tests.testgen.target_app import RunningTarget
 
 TEMPLATES = ("BOLA", "AUTH_BYPASS", "MASS_ASSIGNMENT", "SQL_INJECTION", "XSS", "RATE_LIMIT", "DATA_EXPOSURE",
              "USER_ENUMERATION")
+# The second test user, as docs/testgen.md tells operators to configure one: a login recipe (BOLA/BFLA
+# compare two real users; its password is only ever put back, never guessed).
+SECOND_USER = {"name": "bob", "userId": "bob",
+               "login": {"url": "/users/v1/login", "body": {"username": "bob", "password": "Bob-pw-2"},
+                         "tokenPath": "auth_token"}}
 FAST = {"TESTGEN_SQLI_DELAY_SECONDS": 1, "TESTGEN_RATE_LIMIT_BURST": 8, "TESTGEN_MAX_INPUTS": 5,
         "TESTING_ALLOWED_TARGETS": ["127.0.0.1"]}
 
@@ -78,13 +83,13 @@ def endpoints(host: str, pattern: str = ".*") -> list[tuple[str, str]]:
 
 def measure(client, app: BooksApp, host: str, plan: list[tuple[str, tuple[str, str] | None]]) -> Measure:
     """Serve ``app``, point the global environment at it (alice's bearer token, as an operator pastes
-    it), run each (template or None for the default selection, endpoint or None for the whole host)
+    it; bob as the second identity, logging in by himself), run each (template or None for the default selection, endpoint or None for the whole host)
     and collect every result."""
     target = RunningTarget(app)
     found = Measure()
     try:
         env = {"baseUrl": target.base_url, "authToken": f"Bearer {app.token_for('alice')}",
-               "testUserId": "alice", "timeout": 5000, "retries": 0}
+               "testUserId": "alice", "timeout": 5000, "retries": 0, "identities": [SECOND_USER]}
         response = client.put("/api/v1/testing/global-env", env, format="json")
         assert response.status_code == 200, response.content
         with override_settings(**FAST):

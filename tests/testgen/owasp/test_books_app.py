@@ -66,9 +66,19 @@ def _jwt_alg_none(app, url):
     return call(url, "GET", "/users/v1/alice", token=unsigned)[0] == 200
 
 
+def _bfla_role(app, url):
+    call(url, "PUT", "/users/v1/alice/role", token=app.token_for("alice"), body={"role": "admin"})
+    return call(url, "GET", "/users/v1/bob", token=app.token_for("alice"))[0] == 200  # admins read anyone
+
+
+def _bola_body(app, url):
+    call(url, "PUT", "/account/v1/profile", token=app.token_for("alice"), body={"username": "bob", "bio": "pwned"})
+    return call(url, "GET", "/users/v1/bob", token=app.token_for("bob"))[1]["bio"] == "pwned"
+
+
 EXPLOITS = {f.__name__[1:]: f for f in (_sqli, _bola_password, _bola_email, _bola_read, _mass_assignment,
                                        _data_exposure, _enumeration, _unthrottled_login, _weak_jwt_secret,
-                                       _jwt_alg_none)}
+                                       _jwt_alg_none, _bfla_role, _bola_body)}
 
 
 def _exploited(flaws, name) -> bool:

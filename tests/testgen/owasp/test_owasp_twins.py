@@ -50,25 +50,23 @@ ROWS = [
          "Build 4: tokens signed with common secrets"),
     Flaw("jwt_alg_none", "API2:2023 Broken authentication", ("AUTH_BYPASS",), r".*",
          "Build 4 (already sends an `alg: none` token)"),
+    Flaw("bfla_role", "API5:2023 Broken function level authorization", ("BOLA",), r"PUT /users/v1/[^/]+/role",
+         "Build 2: a role change seen only with the administrator's token, called by the test identity"),
+    Flaw("bola_body", "API1:2023 Broken object level authorization", ("BOLA",), r"PUT /account/v1/profile",
+         "Build 2: the object named in the body (`username`), effect read back as its owner"),
 ]
 # Measured on today's code; a row listed here is xfail(strict=True) with the reason after it.
 NOT_DETECTED = {
-    "bola_password": "the username segment of PUT /users/v1/carol/password stays literal, so BOLA does not apply; "
-                     "Build 2 (another identity's object named in the path, effect read back as its owner)",
     "mass_assignment": "the register answer has no id and no read-back is made, so `admin: true` passes; Build 3",
 }
-FALSE_FINDINGS = {
-    "bola_email": "BOLA takes user id 1 (alice's own; testUserId is her username, the key the other paths use) "
-                  "for another user's and flags the 204 of her own change; Build 2 (ids per identity and type)",
-    "bola_read": "BOLA takes book 1 (alice's own, seen in traffic) for another user's object; Build 2 "
-                 "(object ids per identity)",
-}
+FALSE_FINDINGS: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
 def measured(django_db_setup, django_db_blocker):
     """Every twin measured once: {"vulnerable": {flaw: Measure}, "fixed", "default" (a run without --type
-    on the unthrottled-login twin): Measure, "endpoints": the vulnerable host's inventory}."""
+    on the unthrottled-login twin): Measure, "endpoints": the vulnerable host's inventory, "apps": {flaw:
+    the vulnerable twin, after its runs}}."""
     from django.core.management import call_command
     from rest_framework.test import APIClient
 
@@ -81,12 +79,13 @@ def measured(django_db_setup, django_db_blocker):
             client.credentials(HTTP_AUTHORIZATION=ApiKey.issue(name="owasp yardstick")[1])
             ingest(client, _recorded(BooksApp(FLAWS), VULNERABLE) + _recorded(BooksApp(), FIXED),
                    {VULNERABLE, FIXED}, worker)
-            vulnerable = {row.name: measure(client, BooksApp({row.name}), VULNERABLE, _plan(VULNERABLE, row))
-                          for row in ROWS}
+            apps = {row.name: BooksApp({row.name}) for row in ROWS}
+            vulnerable = {row.name: measure(client, apps[row.name], VULNERABLE, _plan(VULNERABLE, row)) for row in ROWS}
             default = measure(client, BooksApp({"unthrottled_login"}), VULNERABLE, [(None, None)])
             fixed = measure(client, BooksApp(), FIXED, [(t, None) for t in RUN_ORDER])
             _summary({**vulnerable, "default run, unthrottled_login": default}, fixed)
-            yield {"vulnerable": vulnerable, "fixed": fixed, "default": default, "endpoints": endpoints(VULNERABLE)}
+            yield {"vulnerable": vulnerable, "fixed": fixed, "default": default, "endpoints": endpoints(VULNERABLE),
+                   "apps": apps}
         finally:
             worker.stop()
             call_command("flush", interactive=False, verbosity=0)
@@ -143,3 +142,15 @@ def test_a_run_without_type_finds_the_unthrottled_login(measured):
 @pytest.mark.xfail(strict=True, reason="issue #15: false findings on the fixed twin (see the rows above)")
 def test_the_fixed_twin_gives_no_finding_at_all(measured):
     assert measured["fixed"].failed() == []
+
+
+def _user(app: BooksApp, name: str) -> tuple:
+    return app.db.execute("SELECT password, email, admin, role, bio FROM users WHERE username = ?", (name,)).fetchone()
+
+
+def test_tests_write_only_to_the_test_identities_objects(measured):
+    """Non-destructive (DECISIONS §8): even where the flaw let them, the tests changed nothing of root,
+    the administrator seen in traffic who is no test identity, and bob's password was put back."""
+    for name, app in measured["apps"].items():
+        assert _user(app, "root") == ("Root-pw-0", "root@books.test", 1, "admin", ""), name
+    assert _user(measured["apps"]["bola_password"], "bob")[0] == "Bob-pw-2"

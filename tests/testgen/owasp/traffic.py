@@ -54,7 +54,8 @@ def call(base_url: str, method: str, path: str, *, token: str | None = None, bod
     return response.status, (json.loads(raw) if raw else None)
 
 def user_session(base_url: str) -> None:
-    """Ordinary use by two users (alice, bob) and a newcomer (carol): what an agent would see."""
+    """Ordinary use by two users (alice, bob), a newcomer (carol) and the administrator (root): what an
+    agent would see."""
     status, _ = call(base_url, "POST", "/users/v1/register",
                      body={"username": "carol", "password": "Carol-pw-3", "email": "carol@books.test"})
     assert status == 201
@@ -77,3 +78,10 @@ def user_session(base_url: str) -> None:
     assert call(base_url, "GET", "/books/v1", token=tokens["bob"])[0] == 200
     for name, book in (("alice", 1), ("bob", 2), ("carol", 3)):
         assert call(base_url, "GET", f"/books/v1/{book}", token=tokens[name])[0] == 200
+    for name, token in tokens.items():
+        assert call(base_url, "PUT", "/account/v1/profile", token=token,
+                    body={"username": name, "bio": f"{name} reads a lot"})[0] == 204
+    # The administrator promotes carol: the role change is only ever seen with an admin's token.
+    status, answer = call(base_url, "POST", "/users/v1/login", body={"username": "root", "password": "Root-pw-0"})
+    assert status == 200, answer
+    assert call(base_url, "PUT", "/users/v1/carol/role", token=answer["auth_token"], body={"role": "editor"})[0] == 204
