@@ -139,7 +139,6 @@ def test_a_run_without_type_finds_the_unthrottled_login(measured):
     assert measured["default"].failed(("RATE_LIMIT",), r"POST /users/v1/login")
 
 
-@pytest.mark.xfail(strict=True, reason="issue #15: false findings on the fixed twin (see the rows above)")
 def test_the_fixed_twin_gives_no_finding_at_all(measured):
     assert measured["fixed"].failed() == []
 
