@@ -29,12 +29,15 @@ How a TestConfig is run (see ``docs/testgen.md``):
 
 Outcome: FAILED when an assertion failed; ERROR when the test could not say
 anything (invalid test, missing placeholder, no answer at all, a failed
-precondition, nothing left to check); PASSED otherwise.
+precondition, nothing left to check); INCONCLUSIVE when nothing failed but a check
+marked ``inconclusive`` (what the test needs to decide, e.g. a read-back) failed or
+was skipped (DECISIONS §8); PASSED otherwise.
 """
 from __future__ import annotations
 
 import json
 import re
+import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -66,6 +69,7 @@ class Outcome:
     PASSED = "PASSED"
     FAILED = "FAILED"
     ERROR = "ERROR"
+    INCONCLUSIVE = "INCONCLUSIVE"
 
 
 @dataclass
@@ -226,7 +230,9 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
 
     client = client or TestClient(TargetGuard.from_settings(), verify_tls=verify_tls)
     identities = identities or IdentitySet(environment, client, environ)
-    resolver = Resolver({**environment.values, **identities.values()}, environ or {}, answer)
+    # {{uniqueName}}: fresh per test (a new user a test registers), unless the environment sets it.
+    resolver = Resolver({"uniqueName": f"apiscope{secrets.token_hex(4)}", **environment.values, **identities.values()},
+                        environ or {}, answer)
     for record in records:  # the injected value as sent (a payload built from traffic holds escapes)
         try:
             record.payload = str(resolver.resolve(record.payload)) if record.payload else record.payload
@@ -249,7 +255,7 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
 
     for record, request in zip(records, test["requests"], strict=True):
         if not record.skipped:
-            _run_request(client, test, request, record, resolver, environment, env_headers, identities)
+            _run_request(client, test, request, record, resolver, environment, env_headers, identities, records)
 
     result.requests = records
     result.assertions = _evaluate_all(test, records, resolver)
@@ -261,7 +267,32 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
 test_run.__test__ = False
 
 
-def _run_request(client, test, request, record, resolver, environment, env_headers, identities) -> None:
+def _not_sent(request: dict, records: list[RequestRecord]) -> str | None:
+    """Why a request is not sent by the test's own decision: ``skip`` (a reason written by the
+    generator, e.g. a write to an object that may not be the test identities' own), or
+    ``onlyIfStatus`` ``{"request": i, "matches": regex}`` when request i's last status does not match."""
+    if isinstance(request.get("skip"), str) and request["skip"]:
+        return request["skip"]
+    condition = request.get("onlyIfStatus")
+    if isinstance(condition, dict):
+        index = condition.get("request")
+        earlier = records[index] if isinstance(index, int) and 0 <= index < len(records) else None
+        status = earlier.exchanges[-1].status if earlier is not None and earlier.exchanges else None
+        try:
+            matched = status is not None and re.search(str(condition.get("matches", "")), str(status))
+        except re.error:
+            matched = False
+        if not matched:
+            return f"request {index} was answered {status if status is not None else 'nothing'}"
+    return None
+
+
+def _run_request(client, test, request, record, resolver, environment, env_headers, identities,
+                 records=()) -> None:
+    reason = _not_sent(request, list(records))
+    if reason:
+        record.skipped = reason
+        return
     skip = request.get("skipIfEquals")
     if isinstance(skip, list) and len(skip) == 2:
         try:
@@ -274,6 +305,8 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
     try:
         method = str(resolver.resolve(request.get("method") or test["method"])).upper()
         url = str(resolver.resolve(request.get("url") or "{{baseUrl}}" + literal(test["endpoint"])))
+        if url.startswith("/"):  # a path from an answer (a Location header): relative to baseUrl
+            url = environment.base_url + url
         headers = CaseInsensitiveDict({k: str(v) for k, v in resolver.resolve(env_headers).items()})
         for name, value in resolver.resolve(request.get("headers") or {}).items():
             headers[name] = "" if value is None else _one_scheme(str(value))
@@ -369,16 +402,23 @@ def _outcome(result: TestResult) -> tuple[str, str]:
     sent = [e for r in result.requests for e in r.exchanges]
     if sent and all(e.status is None for e in sent):
         return Outcome.ERROR, f"no answer from the target: {sent[0].error}"
+    undecided = [a for a in result.assertions if a.inconclusive and a.outcome != AssertionOutcome.PASSED]
     if not sent:
+        reasons = [r.skipped for r in result.requests if r.skipped]
+        if undecided:  # the test chose not to send (e.g. no object of its own to write to)
+            return Outcome.INCONCLUSIVE, f"nothing was sent: {reasons[0] if reasons else 'every request was skipped'}"
         return Outcome.ERROR, "nothing was sent: every request was skipped"
     failed = [a for a in result.assertions if a.outcome == AssertionOutcome.FAILED]
-    real_failures = [a for a in failed if not a.precondition]
+    real_failures = [a for a in failed if not a.precondition and not a.inconclusive]
     if real_failures:
         first = real_failures[0]
         more = f" (+{len(real_failures) - 1} more)" if len(real_failures) > 1 else ""
         return Outcome.FAILED, f"{first.description}: {first.message}{more}"
-    if failed:
-        return Outcome.ERROR, f"precondition failed: {failed[0].description}: {failed[0].message}"
+    preconditions = [a for a in failed if a.precondition]
+    if preconditions:
+        return Outcome.ERROR, f"precondition failed: {preconditions[0].description}: {preconditions[0].message}"
+    if undecided:
+        return Outcome.INCONCLUSIVE, f"{undecided[0].description}: {undecided[0].message}"
     checked = [a for a in result.assertions if a.outcome == AssertionOutcome.PASSED and not a.precondition]
     if not checked:
         return Outcome.ERROR, "nothing was checked: the requests under test were skipped"
