@@ -37,6 +37,7 @@ from .examples import (
     scalar_leaves,
     synthetic_value,
 )
+from .hostfacts import HostFacts
 from .placeholders import literal, literal_values
 
 # Newest observed paths and traces read per endpoint.
@@ -107,6 +108,7 @@ class EndpointProfile:
     observed_paths: list[str] = field(default_factory=list)  # concrete, newest first
     response_fields: dict[str, str] = field(default_factory=dict)  # RESPONSE_BODY dataPath -> dataType (2xx)
     item_read_path: str | None = None  # GET pattern reading what this write changes/creates
+    facts: HostFacts | None = field(default=None, repr=False)  # the host's other endpoints, loaded on use
 
     @property
     def inputs(self) -> list[Input]:
@@ -204,11 +206,15 @@ def profiles_load(*, endpoints: list[Endpoint], host_id: int | None = None) -> d
         if parts and segment_is_parameter(parts[-1]):
             items.setdefault(tuple(parts[:-1]), p)
 
-    return {
+    facts = {h: HostFacts(h) for h in host_ids}
+    profiles = {
         e.uuid: _profile(e, fields.get(e.uuid, []), observed.get(e.uuid, []), traces.get(e.uuid, []),
                          get_patterns.get(e.host_id, (set(), {})))
         for e in endpoints
     }
+    for e in endpoints:
+        profiles[e.uuid].facts = facts[e.host_id]
+    return profiles
 
 
 def profile_load(*, endpoint: Endpoint) -> EndpointProfile:
