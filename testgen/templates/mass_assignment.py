@@ -259,7 +259,8 @@ class MassAssignment(SecurityTemplate, name="MASS_ASSIGNMENT", priority=30, titl
     # --- checks ------------------------------------------------------------------------
     def _assertions(self, profile, found: list[Injection], planned, *, write, before, reads) -> list[dict]:
         decided = assertion("status", "matches", "^4\\d\\d$", request=write, inconclusive=True,
-                            description="The write was rejected (4xx), or the object was read back")
+                            description="The write was rejected (4xx), or the object was read back" if reads else
+                            "The write was rejected (4xx); no GET of the inventory reads the object back")
         if reads:
             decided["otherwise"] = assertion("status", "matches", "^2\\d\\d$", request=reads, aggregate="any",
                                              description="a read-back answered 2xx")

@@ -21,6 +21,13 @@ Routes (``Authorization: Bearer <jwt>`` unless said otherwise):
   changed; fixed: only the caller's own (403 otherwise).
 * ``PUT /users/v1/{id}/email`` ``{email}`` (numeric user id): ``bola_email``: any user's email is
   changed; fixed: only the caller's own (403 otherwise).
+* ``GET /account/v1/me``: the caller's account ``{username, email, role, bio}``; roles are ``reader`` and
+  ``librarian`` (a CHECK constraint: any other value is a database error, answered 500). Librarians
+  read every book. ``PATCH /account/v1/me`` ``{bio}``: ``mass_assignment_role``: a ``role`` in the
+  body is stored too (the caller becomes a librarian); fixed: only ``bio`` and ``email``.
+* ``POST /newsletter/v1/subscriptions`` (no auth) ``{email}`` -> 202 ``{"status": "success"}``, no id, and
+  nothing reads a subscription back. ``mass_assignment_unreadable``: a ``premium``/``isAdmin`` flag in the
+  body is stored with it (invisible from outside). Throttled in every twin like registration.
 * ``GET /books/v1``: titles. ``POST /books/v1`` ``{title, secret}`` -> 201 the book.
 * ``GET /books/v1/{id}``: a book with its secret. ``bola_read``: anyone's; fixed: the owner's only (404).
 * JWT: ``weak_jwt_secret``: signed with a dictionary word; ``jwt_alg_none``: unsigned tokens
@@ -39,13 +46,14 @@ import threading
 import time
 
 FLAWS = ("sqli", "bola_password", "bola_email", "bola_read", "mass_assignment", "data_exposure", "enumeration",
-         "unthrottled_login", "weak_jwt_secret", "jwt_alg_none")
+         "unthrottled_login", "weak_jwt_secret", "jwt_alg_none", "mass_assignment_role", "mass_assignment_unreadable")
+ROLES = ("reader", "librarian")
 WEAK_SECRET = "secret"
 LOGIN_FAILURES_ALLOWED = 5
 ROUTE_LIMIT = 5
 WINDOW_S = 30.0
 TOKEN_LIFETIME_S = 3600
-SEED_USERS = [("alice", "Alice-pw-1", "alice@books.test"), ("bob", "Bob-pw-2", "bob@books.test")]
+SEED_USERS = [("alice", "Alice-pw-1", "alice@books.test", "reader"), ("bob", "Bob-pw-2", "bob@books.test", "librarian")]
 SEED_BOOKS = [("alice", "Alice's diary", "alice-secret-42"), ("bob", "Bob's ledger", "bob-secret-77")]
 
 
@@ -106,9 +114,11 @@ class BooksApp:
         self.attempts: dict[str, list[float]] = {}
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         self.db.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT UNIQUE, password TEXT, email TEXT, "
-                        "admin INTEGER)")
+                        "admin INTEGER, role TEXT NOT NULL DEFAULT 'reader' CHECK (role IN ('reader', 'librarian')), "
+                        "bio TEXT NOT NULL DEFAULT '')")
+        self.db.execute("CREATE TABLE subscriptions (email TEXT, premium INTEGER)")
         self.db.execute("CREATE TABLE books (id INTEGER PRIMARY KEY, owner TEXT, title TEXT, secret TEXT)")
-        self.db.executemany("INSERT INTO users (username, password, email, admin) VALUES (?, ?, ?, 0)",
+        self.db.executemany("INSERT INTO users (username, password, email, admin, role) VALUES (?, ?, ?, 0, ?)",
                             SEED_USERS)
         self.db.executemany("INSERT INTO books (owner, title, secret) VALUES (?, ?, ?)", SEED_BOOKS)
 
@@ -164,6 +174,8 @@ class BooksApp:
             return self.register(environ)
         if path == "/users/v1/login" and method == "POST":
             return self.login(environ)
+        if path == "/newsletter/v1/subscriptions" and method == "POST":
+            return self.subscribe(environ)
         caller = self._caller(environ)
         if caller is None:
             return 401, {"status": "fail", "message": "Invalid token. Please log in again."}
@@ -175,6 +187,10 @@ class BooksApp:
             return self.password_change(environ, caller, m.group(1))
         if (m := re.fullmatch(r"/users/v1/([^/]+)/email", path)) and method == "PUT":
             return self.email_change(environ, caller, m.group(1))
+        if path == "/account/v1/me" and method == "GET":
+            return self.account_read(caller)
+        if path == "/account/v1/me" and method == "PATCH":
+            return self.account_update(environ, caller)
         if path == "/books/v1" and method == "GET":
             return self.books_list()
         if path == "/books/v1" and method == "POST":
@@ -235,6 +251,32 @@ class BooksApp:
             return 404, {"status": "fail", "message": "User not found"}
         return 200, {"id": row[3], "username": row[0], "email": row[1], "admin": bool(row[2])}
 
+    def account_read(self, caller):
+        with self.lock:
+            row = self.db.execute("SELECT username, email, role, bio FROM users WHERE username = ?",
+                                  (caller[0],)).fetchone()
+        return 200, {"username": row[0], "email": row[1], "role": row[2], "bio": row[3]}
+
+    def account_update(self, environ, caller):
+        body = self._body(environ)
+        allowed = ("bio", "email", "role") if "mass_assignment_role" in self.flaws else ("bio", "email")
+        changes = {k: body[k] for k in allowed if isinstance(body.get(k), str)}
+        with self.lock:
+            for column, value in changes.items():  # an unknown role breaks the CHECK constraint: a 500
+                self.db.execute(f"UPDATE users SET {column} = ? WHERE username = ?", (value, caller[0]))
+        return self.account_read(caller)
+
+    def subscribe(self, environ):
+        if self._throttled("subscribe", ROUTE_LIMIT):
+            return 429, {"status": "fail", "message": "Too many requests"}
+        body = self._body(environ)
+        if not isinstance(body.get("email"), str) or "@" not in body["email"]:
+            return 400, {"status": "fail", "message": "a valid email is required"}
+        flagged = "mass_assignment_unreadable" in self.flaws and bool(body.get("premium") or body.get("isAdmin"))
+        with self.lock:
+            self.db.execute("INSERT INTO subscriptions (email, premium) VALUES (?, ?)", (body["email"], int(flagged)))
+        return 202, {"status": "success"}
+
     def password_change(self, environ, caller, username: str):
         if self._throttled(f"password:{caller[0]}", ROUTE_LIMIT):
             return 429, {"status": "fail", "message": "Too many requests"}
@@ -276,10 +318,15 @@ class BooksApp:
                                       (caller[0], title, secret)).lastrowid
         return 201, {"id": book_id, "title": title, "owner": caller[0]}
 
+    def _librarian(self, caller) -> bool:
+        with self.lock:
+            row = self.db.execute("SELECT role FROM users WHERE username = ?", (caller[0],)).fetchone()
+        return bool(row) and row[0] == "librarian"
+
     def book_read(self, caller, raw_id: str):
         with self.lock:
             row = self.db.execute("SELECT id, owner, title, secret FROM books WHERE id = ?",
                                   (raw_id,)).fetchone() if raw_id.isdigit() else None
-        if row is None or (row[1] != caller[0] and "bola_read" not in self.flaws):
+        if row is None or (row[1] != caller[0] and "bola_read" not in self.flaws and not self._librarian(caller)):
             return 404, {"status": "fail", "message": "Book not found"}
         return 200, {"id": row[0], "owner": row[1], "title": row[2], "secret": row[3]}

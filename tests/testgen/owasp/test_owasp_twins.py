@@ -46,12 +46,17 @@ ROWS = [
          "Build 4: tokens signed with common secrets"),
     Flaw("jwt_alg_none", "API2:2023 Broken authentication", ("AUTH_BYPASS",), r".*",
          "Build 4 (already sends an `alg: none` token)"),
+    Flaw("mass_assignment_role", "API3:2023 Broken object property level authorization", ("MASS_ASSIGNMENT",),
+         r"PATCH /account/v1/me", "Build 3: a role value seen in traffic (the generic guess `admin` is a 500)"),
+    Flaw("mass_assignment_unreadable", "API3:2023 Broken object property level authorization", ("MASS_ASSIGNMENT",),
+         r"POST /newsletter/v1/subscriptions", "nothing reads the object back: INCONCLUSIVE by design"),
 ]
 # Measured on today's code; a row listed here is xfail(strict=True) with the reason after it.
 NOT_DETECTED = {
     "bola_password": "the username segment of PUT /users/v1/carol/password stays literal, so BOLA does not apply; "
                      "Build 2 (another identity's object named in the path, effect read back as its owner)",
-    "mass_assignment": "the register answer has no id and no read-back is made, so `admin: true` passes; Build 3",
+    "mass_assignment_unreadable": "nothing reads a subscription back, so the effect cannot be proven: the test is "
+                                  "INCONCLUSIVE on both twins (DECISIONS §8), never PASSED or FAILED",
     "data_exposure": "no template looks for passwords in answers (named in #15, no Build item)",
     "enumeration": "no template compares the answers for an unknown user and a wrong password (no Build item)",
 }
@@ -136,6 +141,20 @@ def test_the_fixed_twin_gives_no_finding_where_the_flaw_would_be(measured, row):
 
 def test_a_run_without_type_finds_the_unthrottled_login(measured):
     assert measured["default"].failed(("RATE_LIMIT",), r"POST /users/v1/login")
+
+
+def test_a_write_that_cannot_be_read_back_is_inconclusive_on_both_twins(measured):
+    endpoint = r"POST /newsletter/v1/subscriptions"
+    for found in (measured["vulnerable"]["mass_assignment_unreadable"], measured["fixed"]):
+        outcomes = [r for r in found.results if r.matches(("MASS_ASSIGNMENT",), endpoint)]
+        assert [r.outcome for r in outcomes] == ["INCONCLUSIVE"], outcomes
+        assert "read back" in outcomes[0].message
+
+
+def test_registration_is_read_back_by_the_name_it_registered(measured):
+    """The fixed twin's register test passed because the fresh user was read back (not for lack of a read)."""
+    found = [r for r in measured["fixed"].results if r.matches(("MASS_ASSIGNMENT",), r"POST /users/v1/register")]
+    assert [r.outcome for r in found] == ["PASSED"], found
 
 
 @pytest.mark.xfail(strict=True, reason="issue #15: false findings on the fixed twin (see the rows above)")

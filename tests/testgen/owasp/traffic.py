@@ -70,6 +70,12 @@ def user_session(base_url: str) -> None:
         assert call(base_url, "PUT", f"/users/v1/{me['id']}/email", token=token,
                     body={"email": f"{name}@mail.books.test"})[0] == 204
     assert call(base_url, "GET", "/users/v1", token=tokens["alice"])[0] == 200
+    for name, token in tokens.items():
+        status, account = call(base_url, "GET", "/account/v1/me", token=token)
+        assert status == 200, account
+    for name in ("alice", "carol"):
+        assert call(base_url, "PATCH", "/account/v1/me", token=tokens[name], body={"bio": f"{name} reads a lot"})[0] == 200
+    assert call(base_url, "POST", "/newsletter/v1/subscriptions", body={"email": "dave@mail.test"})[0] == 202
     assert call(base_url, "PUT", "/users/v1/carol/password", token=tokens["carol"],
                 body={"password": "Carol-pw-4"})[0] == 204
     assert call(base_url, "POST", "/books/v1", token=tokens["carol"],
