@@ -23,6 +23,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from inventory.patterns.segments import path_segments, segment_is_parameter
+
 from .placeholders import literal
 
 # Newest traces read per endpoint for values, and the largest body parsed.
@@ -51,13 +53,16 @@ def leaf(data_path: str) -> str:
 
 
 class HostFacts:
-    """See the module docstring. ``host_id``: the host's row id."""
+    """See the module docstring. ``host_id``: the host's row id; ``known``: profiles already built in
+    this generation call (endpoint uuid -> profile), reused instead of loading them again."""
 
-    def __init__(self, host_id: int):
+    def __init__(self, host_id: int, known: dict | None = None):
         self.host_id = host_id
+        self.known = known if known is not None else {}
         self._reads: dict[str, Any] | None = None
         self._login: LoginRoute | None = None
         self._values: dict[str, Counter] = {}
+        self._items: dict[tuple, list[str]] = {}
 
     def _load(self) -> None:
         from inventory.models import ApiTrace, Endpoint
@@ -71,8 +76,14 @@ class HostFacts:
         endpoints = list(Endpoint.objects.filter(host_id=self.host_id, method__in=("GET", "POST"))
                          .select_related("host").order_by("path"))
         wanted = [e for e in endpoints if e.method == "GET" or LOGIN_PATH.search(e.path)]
-        profiles = profiles_load(endpoints=wanted, host_id=self.host_id)
+        missing = [e for e in wanted if e.uuid not in self.known]
+        profiles = {**{e.uuid: self.known[e.uuid] for e in wanted if e.uuid in self.known},
+                    **profiles_load(endpoints=missing, host_id=self.host_id)}
         self._reads = {p.path: p for p in profiles.values() if p.method == "GET"}
+        for path in self._reads:
+            parts = path_segments(path)
+            if parts and segment_is_parameter(parts[-1]):
+                self._items.setdefault(tuple(parts[:-1]), []).append(path)
         self._login = next((route for p in profiles.values() if p.method == "POST"
                             for route in [_login_route(p)] if route), None)
         values: dict[str, Counter] = {}
@@ -97,6 +108,11 @@ class HostFacts:
     def login(self) -> LoginRoute | None:
         self._load()
         return self._login
+
+    def items_under(self, collection: list[str]) -> list[str]:
+        """GET patterns ``<collection>/{param}`` (the item reads of a collection's path segments)."""
+        self._load()
+        return self._items.get(tuple(collection), [])
 
     def seen(self, name: str, value: Any) -> int:
         """How many times ``value`` was seen for field ``name`` in traffic (0: only in a spec, or never)."""

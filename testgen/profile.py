@@ -206,12 +206,12 @@ def profiles_load(*, endpoints: list[Endpoint], host_id: int | None = None) -> d
         if parts and segment_is_parameter(parts[-1]):
             items.setdefault(tuple(parts[:-1]), p)
 
-    facts = {h: HostFacts(h) for h in host_ids}
     profiles = {
         e.uuid: _profile(e, fields.get(e.uuid, []), observed.get(e.uuid, []), traces.get(e.uuid, []),
                          get_patterns.get(e.host_id, (set(), {})))
         for e in endpoints
     }
+    facts = {h: HostFacts(h, profiles) for h in host_ids}
     for e in endpoints:
         profiles[e.uuid].facts = facts[e.host_id]
     return profiles

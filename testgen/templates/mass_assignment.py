@@ -126,16 +126,6 @@ def _names_an_observed_object(profile: EndpointProfile) -> str | None:
     return next((s for s in profile.segments if s in known and s.lower() not in SELF_SEGMENTS), None)
 
 
-def _item_under(reads: dict, collection: list[str]) -> list[tuple[str, int]]:
-    """GET patterns ``<collection>/{param}``: (pattern, parameter position)."""
-    found = []
-    for path in reads:
-        parts = path_segments(path)
-        if len(parts) == len(collection) + 1 and parts[:-1] == collection and segment_is_parameter(parts[-1]):
-            found.append((path, len(collection)))
-    return found
-
-
 def _natural_key(profile: EndpointProfile, body: dict, read, position: int) -> str | None:
     """The body field whose values name the object in ``read``'s path: values seen there overlap, or
     the field is a user name / slug / email."""
@@ -214,7 +204,8 @@ class MassAssignment(SecurityTemplate, name="MASS_ASSIGNMENT", priority=30, titl
             prefix = response_prefix(profile)
             collections = [pattern] + ([pattern[:-1]] if pattern and not segment_is_parameter(pattern[-1]) else [])
             for collection in collections:
-                for path, position in _item_under(reads_by_path, collection):
+                position = len(collection)
+                for path in profile.facts.items_under(collection) if profile.facts is not None else ():
                     read = reads_by_path[path]
                     identifier = id_field(profile, prefix)
                     if identifier:
