@@ -165,10 +165,13 @@ def _login_route(profile) -> LoginRoute | None:
 def _spec_enums(host: str):
     """(property name, enum values) of every property with an ``enum`` of scalars in the host's uploaded specs."""
     from detections.models import OpenApiSpec
+    from inventory.patterns.normalize import host_normalize
 
     if not host:
         return
-    for spec in OpenApiSpec.objects.filter(hosts__contains=[host]).values_list("spec", flat=True):
+    key = host_normalize(host)  # hosts are matched in Python: JSON containment is not portable (SQLite)
+    ids = [pk for pk, hosts in OpenApiSpec.objects.values_list("id", "hosts") if key in (hosts or [])]
+    for spec in OpenApiSpec.objects.filter(id__in=ids).values_list("spec", flat=True) if ids else ():
         stack = [spec]
         while stack:
             node = stack.pop()
