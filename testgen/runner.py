@@ -52,6 +52,7 @@ from inventory.ingest.credentials import AUTH_SCHEMES
 from . import jwt
 from .assertions import AssertionOutcome, AssertionResult, assertion_evaluate, validate_assertion
 from .client import AnswerTimeout, ConnectionFailed, NotSent, TestClient
+from .gates import not_sent
 from .identities import IdentitySet, LoginFailed, UnknownIdentity
 from .placeholders import MISSING, Resolver, Unresolved, literal
 from .services.environment import RunEnvironment
@@ -267,29 +268,9 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
 test_run.__test__ = False
 
 
-def _not_sent(request: dict, records: list[RequestRecord]) -> str | None:
-    """Why a request is not sent by the test's own decision: ``skip`` (a reason written by the
-    generator, e.g. a write to an object that may not be the test identities' own), or
-    ``onlyIfStatus`` ``{"request": i, "matches": regex}`` when request i's last status does not match."""
-    if isinstance(request.get("skip"), str) and request["skip"]:
-        return request["skip"]
-    condition = request.get("onlyIfStatus")
-    if isinstance(condition, dict):
-        index = condition.get("request")
-        earlier = records[index] if isinstance(index, int) and 0 <= index < len(records) else None
-        status = earlier.exchanges[-1].status if earlier is not None and earlier.exchanges else None
-        try:
-            matched = status is not None and re.search(str(condition.get("matches", "")), str(status))
-        except re.error:
-            matched = False
-        if not matched:
-            return f"request {index} was answered {status if status is not None else 'nothing'}"
-    return None
-
-
 def _run_request(client, test, request, record, resolver, environment, env_headers, identities,
                  records=()) -> None:
-    reason = _not_sent(request, list(records))
+    reason = not_sent(request, list(records))
     if reason:
         record.skipped = reason
         return
