@@ -118,12 +118,12 @@ class TestRunAdmin(SecretsMaskedAdmin, admin.ModelAdmin):
     """Runs from the API and the command, with each test's outcome (read-only)."""
 
     list_display = ("created_at", "status", "source", "host", "endpoint", "template_name", "num_tests", "num_passed",
-                    "num_failed", "num_errors")
+                    "num_failed", "num_errors", "num_inconclusive")
     list_filter = ("status", "source", "template_name")
     search_fields = ("host", "endpoint")
     inlines = [TestRunResultInline]
     readonly_fields = ("uuid", "status", "source", "host", "endpoint", "method", "template_name", "template_version",
-                       "base_url", "num_tests", "num_passed", "num_failed", "num_errors", "num_not_generated", "error",
+                       "base_url", "num_tests", "num_passed", "num_failed", "num_errors", "num_inconclusive", "num_not_generated", "error",
                        "created_at", "started_at", "finished_at")
     fields = readonly_fields
     masked_fields = {"base_url": url_masked}

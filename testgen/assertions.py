@@ -11,7 +11,8 @@ A value absent from the answer fails the positive conditions and passes the
 negative ones (``notEquals``, ``notIn``, ``notContains``, ``notExists``).
 ``contains``/``notContains`` with a list need all/none of its items.
 Extensions: ``request``, ``aggregate``, ``compare``, ``ignoreCase``, ``otherwise`` (nests), ``keys``,
-``whenContentType``, ``plus``, ``precondition``, ``description`` (see ``docs/testgen.md``).
+``whenContentType``, ``plus``, ``precondition``, ``inconclusive``, ``description`` (see ``docs/testgen.md``).
+``request`` may be a list of indices: the answers of those requests that were sent.
 """
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ class AssertionResult:
     # The answer that decided a failure (evidence): its request's index and the runner's Exchange.
     request_index: int | None = None
     exchange: Any = None
+    inconclusive: bool = False
 
 
 def describe(assertion: dict) -> str:
@@ -71,6 +73,9 @@ def validate_assertion(assertion: Any) -> str | None:
         return f"assertion condition must be one of {', '.join(CONDITIONS)}"
     if assertion["condition"] in ("in", "notIn") and not isinstance(assertion.get("value"), list):
         return f"'{assertion['condition']}' needs a list value"
+    target = assertion.get("request")
+    if isinstance(target, list) and not all(isinstance(i, int) and not isinstance(i, bool) for i in target):
+        return "request must be an index or a list of indices"
     if assertion.get("aggregate", "all") not in ("all", "any", "last"):
         return "aggregate must be all, any or last"
     if assertion.get("compare", "exact") not in ("exact", "similar"):
@@ -292,6 +297,7 @@ def assertion_evaluate(assertion: dict, index: int, *, records: list, resolver: 
     result = _evaluate_with_alternatives(assertion, records, resolver)
     result.index = index
     result.precondition = bool(assertion.get("precondition"))
+    result.inconclusive = bool(assertion.get("inconclusive"))
     return result
 
 
@@ -312,15 +318,19 @@ def _evaluate(assertion: dict, records: list, resolver: Resolver) -> AssertionRe
     description = describe(assertion)
     target = assertion.get("request")
     if target is not None:
-        if not isinstance(target, int) or not 0 <= target < len(records):
+        indices = target if isinstance(target, list) else [target]
+        wrong = [i for i in indices if not isinstance(i, int) or not 0 <= i < len(records)]
+        if wrong or not indices:
             return AssertionResult(0, description, AssertionOutcome.FAILED, f"no request {target} in this test")
-        targets = [records[target]]
+        chosen = [records[i] for i in indices]
     else:
-        targets = [r for r in records if not r.skipped]
-    targets = [r for r in targets if not r.skipped]
+        chosen = [r for r in records if not r.skipped]
+    targets = [r for r in chosen if not r.skipped]
     exchanges = [(r, e) for r in targets for e in r.exchanges]
     if not exchanges:
-        return AssertionResult(0, description, AssertionOutcome.SKIPPED, "its request was skipped")
+        reasons = [f"request {r.index}: {r.skipped}" for r in chosen if r.skipped]
+        return AssertionResult(0, description, AssertionOutcome.SKIPPED,
+                               "its request was skipped" + (f" ({'; '.join(reasons[:3])})" if reasons else ""))
     aggregate = assertion.get("aggregate", "all")
     if aggregate == "last":
         exchanges = exchanges[-1:]

@@ -82,6 +82,7 @@ class TestRun(models.Model):
     num_passed = models.PositiveIntegerField(default=0)
     num_failed = models.PositiveIntegerField(default=0)
     num_errors = models.PositiveIntegerField(default=0)
+    num_inconclusive = models.PositiveIntegerField(default=0)
     num_not_generated = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
@@ -109,6 +110,7 @@ class TestRunResult(models.Model):
         PASSED = "PASSED"
         FAILED = "FAILED"
         ERROR = "ERROR"
+        INCONCLUSIVE = "INCONCLUSIVE"
 
     run = models.ForeignKey(TestRun, on_delete=models.CASCADE, related_name="results")
     position = models.PositiveIntegerField()
@@ -118,7 +120,7 @@ class TestRunResult(models.Model):
     host = models.CharField(max_length=255, blank=True, default="")
     method = models.CharField(max_length=10, blank=True, default="")
     endpoint = models.CharField(max_length=2048, blank=True, default="")
-    outcome = models.CharField(max_length=6, choices=Outcome.choices)
+    outcome = models.CharField(max_length=12, choices=Outcome.choices)
     message = models.TextField(blank=True, default="")
     checks = models.JSONField(default=list, blank=True)
     # The request/response pair that decided a FAILED or ERROR outcome, redacted (testgen/evidence.py).

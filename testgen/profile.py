@@ -38,6 +38,7 @@ from .examples import (
     synthetic_value,
 )
 from .ownership import is_user_position, login_body_without_real_user, owner_named, user_position
+from .hostfacts import HostFacts
 from .placeholders import literal, literal_values
 
 # Newest observed paths and traces read per endpoint.
@@ -109,6 +110,7 @@ class EndpointProfile:
     # (concrete path segments, query, owner) of traces whose answer named the object's owner
     trace_owners: list[tuple[list[str], dict[str, str], tuple[str, str]]] = field(default_factory=list)
     implicit_user: Input | None = None  # a literal user name in the path (/users/v1/carol/password)
+    facts: HostFacts | None = field(default=None, repr=False)  # the host's other endpoints, loaded on use
 
     @property
     def inputs(self) -> list[Input]:
@@ -220,12 +222,17 @@ def profiles_load(*, endpoints: list[Endpoint], host_id: int | None = None) -> d
     ):
         traces.setdefault(row[0], []).append(row[1:])
 
-    reads = _host_reads({e.host_id for e in endpoints})
-    return {
+    host_ids = {e.host_id for e in endpoints}
+    reads = _host_reads(host_ids)
+    profiles = {
         e.uuid: _profile(e, fields.get(e.uuid, []), observed.get(e.uuid, []), traces.get(e.uuid, []),
                          reads.setdefault(e.host_id, HostReads()))
         for e in endpoints
     }
+    facts = {h: HostFacts(h, profiles) for h in host_ids}
+    for e in endpoints:
+        profiles[e.uuid].facts = facts[e.host_id]
+    return profiles
 
 
 def _host_reads(host_ids: set[int]) -> dict[int, HostReads]:

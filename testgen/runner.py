@@ -32,12 +32,15 @@ How a TestConfig is run (see ``docs/testgen.md``):
 
 Outcome: FAILED when an assertion failed; ERROR when the test could not say
 anything (invalid test, missing placeholder, no answer at all, a failed
-precondition, nothing left to check); PASSED otherwise.
+precondition, nothing left to check); INCONCLUSIVE when nothing failed but a check
+marked ``inconclusive`` (what the test needs to decide, e.g. a read-back) failed or
+was skipped (DECISIONS §8); PASSED otherwise.
 """
 from __future__ import annotations
 
 import json
 import re
+import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -53,6 +56,7 @@ from . import jwt
 from .assertions import AssertionOutcome, AssertionResult, assertion_evaluate, validate_assertion
 from .evidence import Redactor, finding_severity, result_evidence, run_secrets
 from .client import AnswerTimeout, ConnectionFailed, NotSent, TestClient
+from .gates import not_sent
 from .identities import IdentitySet, LoginFailed, UnknownIdentity
 from .placeholders import MISSING, Resolver, Unresolved, literal
 from .services.environment import RunEnvironment
@@ -70,6 +74,7 @@ class Outcome:
     PASSED = "PASSED"
     FAILED = "FAILED"
     ERROR = "ERROR"
+    INCONCLUSIVE = "INCONCLUSIVE"
 
 
 @dataclass
@@ -244,7 +249,9 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
 
     client = client or TestClient(TargetGuard.from_settings(), verify_tls=verify_tls)
     identities = identities or IdentitySet(environment, client, environ)
-    resolver = Resolver({**environment.values, **identities.values()}, environ or {}, answer)
+    # {{uniqueName}}: fresh per test (a new user a test registers), unless the environment sets it.
+    resolver = Resolver({"uniqueName": f"apiscope{secrets.token_hex(4)}", **environment.values, **identities.values()},
+                        environ or {}, answer)
     for record in records:  # the injected value as sent (a payload built from traffic holds escapes)
         try:
             record.payload = str(resolver.resolve(record.payload)) if record.payload else record.payload
@@ -267,7 +274,7 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
 
     for record, request in zip(records, test["requests"], strict=True):
         if not record.skipped:
-            _run_request(client, test, request, record, resolver, environment, env_headers, identities)
+            _run_request(client, test, request, record, resolver, environment, env_headers, identities, records)
 
     result.requests = records
     result.assertions = _evaluate_all(test, records, resolver)
@@ -291,7 +298,12 @@ def _redacted(result: TestResult, redactor: Redactor) -> None:
 test_run.__test__ = False
 
 
-def _run_request(client, test, request, record, resolver, environment, env_headers, identities) -> None:
+def _run_request(client, test, request, record, resolver, environment, env_headers, identities,
+                 records=()) -> None:
+    reason = not_sent(request, list(records))
+    if reason:
+        record.skipped = reason
+        return
     if request.get("loginAs") is not None:
         _login_as(client, request, record, resolver, environment, identities)
         return
@@ -309,6 +321,8 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
     try:
         method = str(resolver.resolve(request.get("method") or test["method"])).upper()
         url = str(resolver.resolve(request.get("url") or "{{baseUrl}}" + literal(test["endpoint"])))
+        if url.startswith("/"):  # a path from an answer (a Location header): relative to baseUrl
+            url = environment.base_url + url
         headers = CaseInsensitiveDict({k: str(v) for k, v in resolver.resolve(env_headers).items()})
         for name, value in resolver.resolve(request.get("headers") or {}).items():
             headers[name] = "" if value is None else _one_scheme(str(value))
@@ -426,16 +440,23 @@ def _outcome(result: TestResult) -> tuple[str, str]:
     sent = [e for r in result.requests for e in r.exchanges]
     if sent and all(e.status is None for e in sent):
         return Outcome.ERROR, f"no answer from the target: {sent[0].error}"
+    undecided = [a for a in result.assertions if a.inconclusive and a.outcome != AssertionOutcome.PASSED]
     if not sent:
+        reasons = [r.skipped for r in result.requests if r.skipped]
+        if undecided:  # the test chose not to send (e.g. no object of its own to write to)
+            return Outcome.INCONCLUSIVE, f"nothing was sent: {reasons[0] if reasons else 'every request was skipped'}"
         return Outcome.ERROR, "nothing was sent: every request was skipped"
     failed = [a for a in result.assertions if a.outcome == AssertionOutcome.FAILED]
-    real_failures = [a for a in failed if not a.precondition]
+    real_failures = [a for a in failed if not a.precondition and not a.inconclusive]
     if real_failures:
         first = real_failures[0]
         more = f" (+{len(real_failures) - 1} more)" if len(real_failures) > 1 else ""
         return Outcome.FAILED, f"{first.description}: {first.message}{more}"
-    if failed:
-        return Outcome.ERROR, f"precondition failed: {failed[0].description}: {failed[0].message}"
+    preconditions = [a for a in failed if a.precondition]
+    if preconditions:
+        return Outcome.ERROR, f"precondition failed: {preconditions[0].description}: {preconditions[0].message}"
+    if undecided:
+        return Outcome.INCONCLUSIVE, f"{undecided[0].description}: {undecided[0].message}"
     checked = [a for a in result.assertions if a.outcome == AssertionOutcome.PASSED and not a.precondition]
     if not checked:
         return Outcome.ERROR, "nothing was checked: the requests under test were skipped"

@@ -344,6 +344,7 @@ class TestRunSerializer(MaskedForReadKeys, serializers.Serializer):
     numPassed = serializers.IntegerField(source="num_passed")
     numFailed = serializers.IntegerField(source="num_failed")
     numErrors = serializers.IntegerField(source="num_errors")
+    numInconclusive = serializers.IntegerField(source="num_inconclusive")
     numNotGenerated = serializers.IntegerField(source="num_not_generated")
     error = serializers.CharField(allow_null=True)
     createdAt = TimestampField(source="created_at")

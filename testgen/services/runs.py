@@ -181,11 +181,12 @@ def test_run_record(*, run: TestRun, results: list[TestResult], not_generated: i
         run.num_passed = sum(r.outcome == TestRunResult.Outcome.PASSED for r in results)
         run.num_failed = sum(r.outcome == TestRunResult.Outcome.FAILED for r in results)
         run.num_errors = sum(r.outcome == TestRunResult.Outcome.ERROR for r in results)
+        run.num_inconclusive = sum(r.outcome == TestRunResult.Outcome.INCONCLUSIVE for r in results)
         run.num_not_generated = not_generated
         run.finished_at = timezone.now()
         run.save()
-    logger.info("Test run %s done: %d passed, %d failed, %d errors", run.uuid, run.num_passed, run.num_failed,
-                run.num_errors)
+    logger.info("Test run %s done: %d passed, %d failed, %d errors, %d inconclusive", run.uuid, run.num_passed,
+                run.num_failed, run.num_errors, run.num_inconclusive)
     return run
 
 

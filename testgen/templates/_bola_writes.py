@@ -19,9 +19,8 @@ if TYPE_CHECKING:
     from .bola import Target
 
 REFUSED = "^4\\d\\d$"
-# A check whose failure means "cannot decide", not "vulnerable": today such a failure makes the test
-# an ERROR (precondition); when the INCONCLUSIVE outcome lands (DECISIONS §8), it becomes that.
-UNDECIDED = {"precondition": True}
+# A check whose failure means "cannot decide", not "vulnerable": the test is INCONCLUSIVE (DECISIONS §8).
+UNDECIDED = {"inconclusive": True}
 
 
 class Plan:

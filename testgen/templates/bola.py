@@ -260,12 +260,12 @@ class Bola(SecurityTemplate, name="BOLA", priority=10, title="Broken object leve
                                  otherwise=assertion("body", "notEquals", literal(owner), field) if field else None,
                                  description="Another user's object is not served to the test identity"))
         if not any(a.get("request") is not None and not a.get("precondition") for a in plan.assertions):
-            # No other user's object is known: the request names the id to configure, so the test
-            # says what is missing (an ERROR today; INCONCLUSIVE once that outcome lands).
+            # No other user's object is known: the request names the id to configure and is optional,
+            # so the test is INCONCLUSIVE saying what is missing (it cannot decide; DECISIONS §8).
             value, _ = self._other_value(plan, profile, target, None, context)
             name = other.name if other else NO_IDENTITY
             value = value.replace(f"identities.{NO_IDENTITY}.", f"identities.{name}.")
-            index = plan.add(attack(profile, target, value, f"{name}'s object ({target.label} = {value}) with the "
-                                    "test identity's token"))
-            plan.check(assertion("status", "in", DENIED, request=index,
+            index = plan.add({**attack(profile, target, value, f"{name}'s object ({target.label} = {value}) with "
+                                       "the test identity's token"), "optional": True})
+            plan.check(assertion("status", "in", DENIED, request=index, inconclusive=True,
                                  description=f"Another identity's ({name}) object is not served to the test identity"))

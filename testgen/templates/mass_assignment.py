@@ -1,37 +1,60 @@
-"""MASS_ASSIGNMENT: privileged fields added to a write must be rejected or ignored.
+"""MASS_ASSIGNMENT: properties the caller may not set, added to a write, must be rejected or ignored.
 
-The endpoint's observed JSON body is sent with privileged fields added
-(``isAdmin``, ``is_admin``, ``admin``, ``role``, ``id``, ``ownerId``, ``owner_id``,
-``userId``, ``balance``; fields the body already carries are left alone: they are
-legitimate inputs). When the inventory has a GET endpoint reading the written
-object (the same path for PUT/PATCH; ``<collection>/{param}`` for POST, with the
-id taken from the write's answer) it is read back, and the injected values must
-not show there; without one, they must not show in the write's answer. A
-rejected write (4xx) passes. For PUT/PATCH the object must still be readable
-at its path afterwards (an overwritten ``id`` would move it). On a user path of an
-authenticated endpoint (``/users/{param1}``) the test user's own object
-(``{{testUserId}}``) is written: elevating oneself is the attack.
+What is injected (``_mass_values``): properties a GET of the written object shows and whose name
+grants something (role, admin/verified flags, plan, balance), with values the API uses (seen in its
+traffic or its uploaded spec's ``enum``s), plus generic guesses (``isAdmin``, ``role: "admin"``…)
+for names neither grounded nor already in the body (those are legitimate inputs).
+
+Where it writes (non-destructive, DECISIONS §8): a POST creates a new object; a body with a user
+name or email and a password (registration, login) gets a fresh user (``{{uniqueName}}``,
+a synthetic password), never an observed user's credentials. PUT/PATCH write only to the test
+user's own object (``{{testUserId}}`` on a user path, or a self path like ``/me``); any other target
+(an object named by an id or name seen in traffic, a credential change) is not sent, and the test is
+INCONCLUSIVE saying why.
+
+How the effect is proved: the object is read back through every inventory GET that reads it (at
+most :data:`MAX_READS`): the same path (PUT/PATCH, read before the write too), its parent object
+(``/users/{p}`` for ``/users/{p}/email``), the answer's ``Location``, the item under the collection
+by the id in the answer or by a natural key sent (the user name that was registered), and self paths
+(``/me``). After a registration the fresh user logs in through the login route seen in traffic and
+reads with its own token. A value showing in a read-back, or in the write's own 2xx answer, is a
+finding; a rejected write (4xx) passes; a read-back that cannot be made (no GET, no id, 404, the
+login failed, a 5xx write whose object cannot be found) is INCONCLUSIVE, as is a property that
+already held the value before the write.
 """
 from __future__ import annotations
 
+import json
 from collections import Counter
+from dataclasses import dataclass
+from typing import Any
 
+from inventory.patterns.segments import path_segments, segment_is_parameter
+
+from ..hostfacts import LOGIN_PATH, PASSWORD_FIELD, USER_FIELD
+from ..placeholders import literal
 from ..profile import EndpointProfile
-from ._base import GenerationContext, SecurityTemplate, assertion, build_request, register
+from ._base import GenerationContext, SecurityTemplate, assertion, build_request, path_url, register
+from ._mass_values import PRIVILEGED_FIELDS, Injection, injections
 
-# Field, value an attacker would want applied. Values are what makes each field privileged.
-PRIVILEGED_FIELDS = (
-    ("isAdmin", True),
-    ("is_admin", True),
-    ("admin", True),
-    ("role", "admin"),
-    ("id", 987654321),
-    ("ownerId", 987654321),
-    ("owner_id", 987654321),
-    ("userId", 987654321),
-    ("balance", 1000000),
-)
-WRAPPERS = ("data", "result", "item", "user", "account", "object")
+__all__ = ["PRIVILEGED_FIELDS", "MassAssignment"]
+MAX_READS = 4
+SELF_SEGMENTS = {"me", "self", "current", "profile", "account", "whoami", "my"}
+NATURAL_KEYS = ("username", "user_name", "login", "handle", "slug", "email", "name", "code", "key")
+FRESH_NAME = "{{uniqueName}}"
+FRESH_EMAIL = "{{uniqueName}}@example.com"
+FRESH_PASSWORD = "Apiscope-Test-Passw0rd!"
+SENT_WHEN_NOT_REJECTED = "^[1235]"
+
+
+@dataclass(frozen=True)
+class PlannedRead:
+    """One read-back: the GET endpoint's profile, where (path segments, or a URL placeholder such as
+    the write's Location), and whose token reads it (``fresh``: the registered user's; ``test``)."""
+
+    read: Any
+    where: tuple | str
+    token: str
 
 
 def response_prefix(profile: EndpointProfile) -> str:
@@ -48,11 +71,71 @@ def response_prefix(profile: EndpointProfile) -> str:
     return ""
 
 
-def id_field(profile: EndpointProfile, prefix: str) -> str:
+def id_field(profile: EndpointProfile, prefix: str) -> str | None:
     for name in ("id", "uuid", "_id"):
         if f"{prefix}{name}" in profile.response_fields:
             return f"{prefix}{name}"
-    return f"{prefix}id"
+    return None
+
+
+def _fresh_body(body: dict) -> tuple[dict, dict[str, str]]:
+    """A body whose user name / email / password are a fresh test user's; (body, {field: value sent})."""
+    fresh: dict[str, str] = {}
+    if not (any(USER_FIELD.match(str(k)) for k in body) and any(PASSWORD_FIELD.match(str(k)) for k in body)):
+        return dict(body), fresh
+    out = dict(body)
+    for key in body:
+        if USER_FIELD.match(str(key)):
+            fresh[key] = FRESH_EMAIL if "mail" in str(key).lower() else FRESH_NAME
+        elif PASSWORD_FIELD.match(str(key)):
+            fresh[key] = FRESH_PASSWORD
+    out.update(fresh)
+    return out, fresh
+
+
+def _is_self_path(path: str) -> bool:
+    return any(s.lower() in SELF_SEGMENTS for s in path_segments(path))
+
+
+def _write_target(profile: EndpointProfile, body: dict) -> tuple[list[str], str | None, bool]:
+    """(segments written to, why the write is not sent or None, whether the object is the test user's own)."""
+    own = list(profile.segments)
+    user_position = profile.user_path_position() if profile.is_authenticated else None
+    if user_position is not None:
+        own[user_position] = "{{testUserId}}"
+    if profile.method == "POST":
+        return own, None, user_position is not None
+    if any(PASSWORD_FIELD.match(str(k)) for k in body) or "password" in profile.path.lower():
+        return own, "a credential change is not sent (it would lock the test identity out)", False
+    others = [i for i in profile.path_inputs if i.key != user_position]
+    if others:
+        return own, (f"{profile.method} {profile.path} names an object ({others[0].name} = "
+                     f"{others[0].example}) that may not belong to a test identity; not written"), False
+    named = _names_an_observed_object(profile)
+    if named:
+        return own, f"{profile.method} {profile.path} names '{named}', seen in traffic as another user's; not written", False
+    return own, None, True
+
+
+def _names_an_observed_object(profile: EndpointProfile) -> str | None:
+    """A literal segment of the path that traffic shows as a user name, id or email (``/users/v1/carol``)."""
+    facts = profile.facts
+    if facts is None or profile.path_inputs:
+        return None
+    known = {str(v) for name in (*NATURAL_KEYS, "id") for v in facts.values(name)}
+    return next((s for s in profile.segments if s in known and s.lower() not in SELF_SEGMENTS), None)
+
+
+def _natural_key(profile: EndpointProfile, body: dict, read, position: int) -> str | None:
+    """The body field whose values name the object in ``read``'s path: values seen there overlap, or
+    the field is a user name / slug / email."""
+    strings = [k for k, v in body.items() if isinstance(v, str)]
+    seen_in_path = set(read.observed_values(position))
+    facts = profile.facts
+    for key in strings:
+        if facts is not None and seen_in_path & {str(v) for v in facts.values(str(key))}:
+            return key
+    return next((k for k in strings if str(k).lower() in NATURAL_KEYS[:6]), None)
 
 
 @register
@@ -61,44 +144,144 @@ class MassAssignment(SecurityTemplate, name="MASS_ASSIGNMENT", priority=30, titl
         return profile.method in ("POST", "PUT", "PATCH") and profile.has_json_object_body
 
     def generate(self, profile: EndpointProfile, context: GenerationContext) -> dict:
-        present = {k.lower() for k in profile.body}
-        injected = {k: v for k, v in PRIVILEGED_FIELDS if k.lower() not in present}
-        body = {**profile.body, **injected}
-        prefix = response_prefix(profile)
-        # The test user elevating their own object is the scenario: write to {{testUserId}}
-        # on a user path of an authenticated endpoint.
-        own = list(profile.segments)
-        user_position = profile.user_path_position() if profile.is_authenticated else None
-        if user_position is not None:
-            own[user_position] = "{{testUserId}}"
-        requests = [build_request(profile, "The observed write with privileged fields added: "
-                                  + ", ".join(injected), segments=own, body=body)]
-        assertions: list[dict] = []
-        checked = 0
-        if profile.item_read_path:
-            if profile.method == "POST":
-                segments = [*own, f"{{{{responses[0].body.{id_field(profile, prefix)}}}}}"]
-            else:
-                segments = own
-            requests.append(build_request(profile, "Read the object back", method="GET", segments=segments, body=None))
-            checked = 1
-            if profile.method in ("PUT", "PATCH"):
-                assertions.append(assertion(
-                    "status", "lessThan", 400, request=1,
-                    description="The object is still readable at its path (its id was not overwritten)",
-                ))
-        for name, value in injected.items():
-            assertions.append(assertion(
-                "body", "notEquals", value, field=f"{prefix}{name}", request=checked,
-                description=f"'{name}' was not applied",
-            ))
-        where = "when the object is read back" if checked else "in the answer"
+        facts = profile.facts
+        reads_by_path = facts.reads if facts is not None else {}
+        body, fresh = _fresh_body(profile.body)
+        segments, not_sent, own = _write_target(profile, body)
+        planned = [] if not_sent else self._reads(profile, body, fresh, segments, own, reads_by_path)
+        found = injections(body, list({p.read.path: p.read for p in planned}.values()), facts)
+        write_body = {**body, **{i.name: i.value for i in found}}
+        requests: list[dict] = []
+        before = None
+        if profile.method in ("PUT", "PATCH") and planned:
+            before = 0
+            requests.append(self._read_request(planned[0], "Read the object before the write"))
+        write = len(requests)
+        requests.append(build_request(
+            profile, "The write with properties the caller may not set: " + ", ".join(
+                f"{i.name}={json.dumps(i.value)}" + (" (seen in traffic)" if i.source == "traffic" else
+                                           " (from the spec)" if i.source == "spec" else "") for i in found),
+            segments=segments, body=write_body, skip=not_sent))
+        login = None
+        if fresh and facts is not None and facts.login and any(p.token == "fresh" for p in planned):
+            login = len(requests)
+            requests.append(self._login_request(facts.login, fresh, write))
+        reads = []
+        for read in planned:
+            reads.append(len(requests))
+            requests.append(self._read_request(read, "Read the object back", write=write, login=login))
+        assertions = self._assertions(profile, found, planned, write=write, before=before, reads=reads)
         return self.test_config(
             profile,
             description=(
-                f"{profile.method} {profile.path}: privileged fields added to the body must be rejected "
-                f"or ignored; their values must not show {where}."
+                f"{profile.method} {profile.path}: properties the caller may not set ("
+                + ", ".join(i.name for i in found) + ") must be rejected or ignored: read back through "
+                + (", ".join(dict.fromkeys(f"GET {p.read.path}" for p in planned)) or "no GET of the inventory")
+                + "; a read-back that cannot be made is inconclusive."
             ),
             requests=requests,
             assertions=assertions,
         )
+
+    # --- read-back plan ----------------------------------------------------------------
+    def _reads(self, profile, body, fresh, segments, own, reads_by_path) -> list[PlannedRead]:
+        """The read-backs (see the module docstring), at most :data:`MAX_READS`."""
+        token = "fresh" if fresh and profile.facts is not None and profile.facts.login else "test"
+        pattern = path_segments(profile.path)
+        planned: list[PlannedRead] = []
+
+        def add(read, where) -> None:
+            if read is not None and all(p.read.path != read.path or p.where != where for p in planned):
+                planned.append(PlannedRead(read, where, token))
+
+        if profile.method in ("PUT", "PATCH"):
+            add(reads_by_path.get(profile.path), tuple(segments))
+            for k in range(len(pattern) - 1, 0, -1):
+                parent = "/" + "/".join(pattern[:k])
+                if segment_is_parameter(pattern[k - 1]) and parent in reads_by_path:
+                    add(reads_by_path[parent], tuple(segments[:k]))
+        else:
+            prefix = response_prefix(profile)
+            collections = [pattern] + ([pattern[:-1]] if pattern and not segment_is_parameter(pattern[-1]) else [])
+            for collection in collections:
+                position = len(collection)
+                for path in profile.facts.items_under(collection) if profile.facts is not None else ():
+                    read = reads_by_path[path]
+                    identifier = id_field(profile, prefix)
+                    if identifier:
+                        add(read, tuple([*segments[:position], f"{{{{responses[0].body.{identifier}}}}}"]))
+                    key = _natural_key(profile, body, read, position)
+                    if key is not None:
+                        add(read, tuple([*segments[:position], fresh.get(key, body[key])]))
+                    add(read, "{{responses[0].headers.Location}}")  # the item GET most likely reads it
+        if own or token == "fresh":
+            for path, read in reads_by_path.items():
+                if not read.path_inputs and _is_self_path(path):
+                    add(read, tuple(read.segments))
+        return planned[:MAX_READS]
+
+    def _read_request(self, planned, description, *, write=None, login=None) -> dict:
+        """A GET of the planned read; with the fresh user's token (from the login's answer) or the test user's."""
+        read, where = planned.read, planned.where
+        headers = None
+        if planned.token == "fresh" and login is not None and read.is_authenticated:
+            scheme = read.credential_scheme or ("Bearer" if read.credential_header == "Authorization" else "")
+            token = f"{{{{responses[{login}].body.{read.facts.login.token_path}}}}}"
+            headers = {read.credential_header: f"{scheme} {token}" if scheme else token}
+        extensions = {"onlyIfStatus": {"request": write, "matches": SENT_WHEN_NOT_REJECTED}} if write is not None else {}
+        if isinstance(where, str):  # the write's Location header (a path is taken relative to baseUrl)
+            request = build_request(read, f"{description} at the write's Location", method="GET", body=None,
+                                    query={}, headers=headers, **extensions)
+            request["url"] = where
+            return request
+        return build_request(read, f"{description} (GET {read.path})", method="GET", segments=list(where),
+                             body=None, query={}, headers=headers, **extensions)
+
+    def _login_request(self, login, fresh: dict, write: int) -> dict:
+        email = next((v for k, v in fresh.items() if "mail" in str(k).lower()), None)
+        name = next((v for k, v in fresh.items() if USER_FIELD.match(str(k)) and "mail" not in str(k).lower()), None)
+        user = (email or name) if "mail" in login.user_field.lower() else (name or email)
+        body = {**login.body, login.user_field: user, login.password_field: FRESH_PASSWORD}
+        return {"description": "Log in as the user the write registered", "method": "POST",
+                "url": path_url([literal(s) for s in path_segments(login.path)]),
+                "headers": {"Content-Type": "application/json"}, "body": body,
+                "onlyIfStatus": {"request": write, "matches": SENT_WHEN_NOT_REJECTED}}
+
+    # --- checks ------------------------------------------------------------------------
+    def _assertions(self, profile, found: list[Injection], planned, *, write, before, reads) -> list[dict]:
+        decided = assertion("status", "matches", "^4\\d\\d$", request=write, inconclusive=True,
+                            description="The write was rejected (4xx), or the object was read back" if reads else
+                            "The write was rejected (4xx); no GET of the inventory reads the object back")
+        if reads:
+            decided["otherwise"] = assertion("status", "matches", "^2\\d\\d$", request=reads, aggregate="any",
+                                             description="a read-back answered 2xx")
+        out = [decided]
+        prefix = response_prefix(profile)
+        for item in found:
+            out.append(assertion(
+                "body", "notEquals", item.value, field=f"{prefix}{item.name}", request=write,
+                description=f"'{item.name}' does not show {json.dumps(item.value)} in the write's own answer",
+                otherwise=assertion("status", "matches", "^[^2]", request=write, description="the write was not 2xx"),
+            ))
+            for index, read in zip(reads, [p.read for p in planned], strict=True):
+                data_path = item.visible.get(read.path)
+                if data_path is None:
+                    continue
+                check = assertion("body", "notEquals", item.value, field=data_path, request=index,
+                                  description=f"'{item.name}' was not set to {json.dumps(item.value)} (GET {read.path})")
+                if before is not None and planned[0].read.path == read.path:
+                    check["otherwise"] = assertion("body", "equals", item.value, field=data_path, request=before,
+                                                   description="it held that value before the write")
+                out.append(check)
+            first = planned[0].read if planned else None
+            if before is not None and first is not None and item.visible.get(first.path):
+                out.append(assertion(
+                    "body", "notEquals", item.value, field=item.visible[first.path], request=before,
+                    inconclusive=True, description=f"'{item.name}' did not hold {json.dumps(item.value)} before the write"))
+        if before is not None:
+            out.append(assertion(
+                "status", "lessThan", 400, request=reads[0],
+                description="The object is still readable at its path (its id was not overwritten)",
+                otherwise=assertion("status", "matches", "^[^2]", request=before,
+                                    description="it was not readable before either")))
+        return out

@@ -88,18 +88,22 @@ class TestTemplates:
                                          response={"data": {"uuid": "u-1", "name": "p"}})
         endpoint_from_traffic(host=HOST, method="GET", path="/projects/{param1}", authenticated=True)
         test = generate(endpoint, "MASS_ASSIGNMENT")
-        write, read = test["requests"]
-        assert "role" not in {k for k in write["body"] if write["body"][k] == "admin"}  # an existing input is kept
-        assert write["body"]["role"] == "viewer" and write["body"]["isAdmin"] is True
-        assert read["url"] == "{{baseUrl}}/projects/{{responses[0].body.data.uuid}}"
-        assert {a["field"] for a in test["assertions"]} >= {"data.isAdmin", "data.balance"}
-        assert all(a["request"] == 1 for a in test["assertions"])
+        write, by_id, by_location = test["requests"]
+        assert write["body"]["role"] == "viewer" and write["body"]["isAdmin"] is True  # an existing input is kept
+        assert by_id["url"] == "{{baseUrl}}/projects/{{responses[0].body.data.uuid}}"
+        assert by_location["url"] == "{{responses[0].headers.Location}}"
+        on_answer = {a["field"] for a in test["assertions"] if a["request"] == 0}
+        on_read = {a["field"] for a in test["assertions"] if a["request"] == 1}
+        assert on_answer >= {"data.isAdmin", "data.balance"} and on_read >= {"isAdmin", "balance"}
+        decider = test["assertions"][0]
+        assert decider["inconclusive"] is True and decider["otherwise"]["request"] == [1, 2]
 
-    def test_mass_assignment_without_a_read_checks_the_answer(self):
+    def test_mass_assignment_without_a_read_can_only_be_inconclusive_or_a_finding(self):
         endpoint = endpoint_from_traffic(host=HOST, method="POST", path="/feedback", body={"text": "t"})
         test = generate(endpoint, "MASS_ASSIGNMENT")
         assert len(test["requests"]) == 1
         assert all(a["request"] == 0 for a in test["assertions"])
+        assert test["assertions"][0]["inconclusive"] is True and "otherwise" not in test["assertions"][0]
 
     def test_sql_injection_is_capped_to_the_configured_number_of_inputs(self, settings):
         settings.TESTGEN_MAX_INPUTS = 2

@@ -23,13 +23,15 @@ ASSERTION = {
             "matches", "exists", "notExists"]},
         "value": {},
         # extensions (docs/testgen.md)
-        "request": {"type": "integer", "minimum": 0},
+        "request": {"oneOf": [{"type": "integer", "minimum": 0},
+                              {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}}]},
         "aggregate": {"enum": ["all", "any", "last"]},
         "compare": {"enum": ["exact", "similar"]},
         "ignoreCase": {"type": "boolean"},
         "whenContentType": {"type": "string"},
         "plus": {"type": "number"},
         "precondition": {"type": "boolean"},
+        "inconclusive": {"type": "boolean"},
         "description": {"type": "string"},
         "otherwise": {"$ref": "#/$defs/assertion"},
         "keys": {"type": "string"},
@@ -50,7 +52,7 @@ TEST_REQUEST = {
         "expectedResponse": {},
         # extensions (docs/testgen.md)
         "method": {"enum": ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]},
-        "url": {"type": "string", "pattern": r"^\{\{baseUrl\}\}/"},
+        "url": {"type": "string", "pattern": r"^(\{\{baseUrl\}\}/|\{\{responses\[\d+\]\.headers\.Location\}\}$)"},
         "omitHeaders": {"type": "array", "items": {"type": "string"}},
         "repeat": {"type": "integer", "minimum": 1},
         "stopWhenStatus": {"type": "array", "items": {"type": "integer"}},
@@ -63,6 +65,9 @@ TEST_REQUEST = {
         "identity": {"type": "string"},
         "loginAs": {"type": "string"},
         "loginPassword": {"type": "string"},
+        "skip": {"type": "string", "minLength": 1},
+        "onlyIfStatus": {"type": "object", "required": ["request", "matches"], "additionalProperties": False,
+                         "properties": {"request": {"type": "integer", "minimum": 0}, "matches": {"type": "string"}}},
     },
 }
 

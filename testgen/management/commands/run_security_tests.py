@@ -1,6 +1,7 @@
 """``manage.py run_security_tests``: generate security tests and run them against the testing environment.
 
-Exit status 0 when every test passed, 1 when one failed or could not run (ERROR).
+Exit status 0 when no test failed or errored (INCONCLUSIVE results do not count), 1 when one
+failed or could not run (ERROR).
 """
 from __future__ import annotations
 
@@ -19,14 +20,16 @@ from testgen.runner import Outcome, TestResult
 from testgen.services import AuthTokenUnreadable, RunRefused, run_environment_load, test_run_cli, tests_collect
 from testgen.templates import template_names, template_versions
 
-MARK = {Outcome.PASSED: "PASS", Outcome.FAILED: "FAIL", Outcome.ERROR: "ERROR"}
+MARK = {Outcome.PASSED: "PASS", Outcome.FAILED: "FAIL", Outcome.ERROR: "ERROR", Outcome.INCONCLUSIVE: "INCONCLUSIVE"}
+# What makes the exit status 1 (an inconclusive test could not decide: not a failure; DECISIONS §8).
+FAILING = {Outcome.FAILED, Outcome.ERROR}
 
 
 class Command(BaseCommand):
     help = (
         "Generate security tests for endpoints of the inventory (or read them from a file) and run them "
         "against the global testing environment's baseUrl. Prints progress and a result table; "
-        "exits 1 when a test fails or cannot run."
+        "exits 1 when a test fails or cannot run (an inconclusive test does not)."
     )
 
     def add_arguments(self, parser):
@@ -79,7 +82,7 @@ class Command(BaseCommand):
         if options.get("junit"):
             Path(options["junit"]).write_bytes(junit_xml(results))
             self.stdout.write(f"JUnit report written to {options['junit']}")
-        if any(r.outcome != Outcome.PASSED for r in results):
+        if any(r.outcome in FAILING for r in results):
             raise SystemExit(1)
 
     # --- collecting tests -------------------------------------------------------------
@@ -121,6 +124,8 @@ class Command(BaseCommand):
         counts = {o: sum(r.outcome == o for r in results) for o in MARK}
         summary = (f"{counts[Outcome.PASSED]} passed, {counts[Outcome.FAILED]} failed, "
                    f"{counts[Outcome.ERROR]} error(s)")
+        if counts[Outcome.INCONCLUSIVE]:
+            summary += f", {counts[Outcome.INCONCLUSIVE]} inconclusive"
         if not_generated:
             summary += f"; {not_generated} endpoint(s) without a suitable template"
         self.stdout.write("")

@@ -21,12 +21,19 @@ Routes (``Authorization: Bearer <jwt>`` unless said otherwise):
   changed; fixed: only the caller's own (403 otherwise).
 * ``PUT /users/v1/{id}/email`` ``{email}`` (numeric user id): ``bola_email``: any user's email is
   changed; fixed: only the caller's own (403 otherwise).
-* ``PUT /users/v1/{username}/role`` ``{role}`` (``reader``, ``editor`` or ``admin``): an admin function.
+* ``PUT /users/v1/{username}/role`` ``{role}`` (``reader``, ``librarian``, or ``admin``: the administrator flag): an admin function.
   ``bfla_role``: the route checks the token but not the caller's role, so any user can make anyone
   (themselves included) an admin; fixed: admins only (403).
 * ``PUT /account/v1/profile`` ``{username, bio}``: the caller's profile. ``bola_body``: the profile
   changed is the one the body names (the client is trusted); fixed: a body naming another user is
   refused (403).
+* ``GET /account/v1/me``: the caller's account ``{username, email, role, bio}``; roles are ``reader`` and
+  ``librarian`` (a CHECK constraint: any other value is a database error, answered 500). Librarians
+  read every book. ``PATCH /account/v1/me`` ``{bio}``: ``mass_assignment_role``: a ``role`` in the
+  body is stored too (the caller becomes a librarian); fixed: only ``bio`` and ``email``.
+* ``POST /newsletter/v1/subscriptions`` (no auth) ``{email}`` -> 202 ``{"status": "success"}``, no id, and
+  nothing reads a subscription back. ``mass_assignment_unreadable``: a ``premium``/``isAdmin`` flag in the
+  body is stored with it (invisible from outside). Throttled in every twin like registration.
 * ``GET /books/v1``: titles. ``POST /books/v1`` ``{title, secret}`` -> 201 the book.
 * ``GET /books/v1/{id}``: a book with its secret. ``bola_read``: anyone's; fixed: the owner's only (404).
 * JWT: ``weak_jwt_secret``: signed with a dictionary word; ``jwt_alg_none``: unsigned tokens
@@ -45,14 +52,16 @@ import threading
 import time
 
 FLAWS = ("sqli", "bola_password", "bola_email", "bola_read", "mass_assignment", "data_exposure", "enumeration",
-         "unthrottled_login", "weak_jwt_secret", "jwt_alg_none", "bfla_role", "bola_body")
-ROLES = ("reader", "editor", "admin")
+         "unthrottled_login", "weak_jwt_secret", "jwt_alg_none", "bfla_role", "bola_body", "mass_assignment_role",
+         "mass_assignment_unreadable")
+ROLES = ("reader", "librarian")  # the account's role column (a CHECK constraint)
+ADMIN_ROLE = "admin"  # the role route's third value: sets the administrator flag
 WEAK_SECRET = "secret"
 LOGIN_FAILURES_ALLOWED = 5
 ROUTE_LIMIT = 5
 WINDOW_S = 30.0
 TOKEN_LIFETIME_S = 3600
-SEED_USERS = [("alice", "Alice-pw-1", "alice@books.test"), ("bob", "Bob-pw-2", "bob@books.test")]
+SEED_USERS = [("alice", "Alice-pw-1", "alice@books.test", "reader"), ("bob", "Bob-pw-2", "bob@books.test", "librarian")]
 SEED_ADMIN = ("root", "Root-pw-0", "root@books.test")
 SEED_BOOKS = [("alice", "Alice's diary", "alice-secret-42"), ("bob", "Bob's ledger", "bob-secret-77")]
 
@@ -114,11 +123,13 @@ class BooksApp:
         self.attempts: dict[str, list[float]] = {}
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         self.db.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT UNIQUE, password TEXT, email TEXT, "
-                        "admin INTEGER, role TEXT DEFAULT 'reader', bio TEXT DEFAULT '')")
+                        "admin INTEGER, role TEXT NOT NULL DEFAULT 'reader' CHECK (role IN ('reader', 'librarian')), "
+                        "bio TEXT NOT NULL DEFAULT '')")
+        self.db.execute("CREATE TABLE subscriptions (email TEXT, premium INTEGER)")
         self.db.execute("CREATE TABLE books (id INTEGER PRIMARY KEY, owner TEXT, title TEXT, secret TEXT)")
-        self.db.executemany("INSERT INTO users (username, password, email, admin) VALUES (?, ?, ?, 0)",
+        self.db.executemany("INSERT INTO users (username, password, email, admin, role) VALUES (?, ?, ?, 0, ?)",
                             SEED_USERS)
-        self.db.execute("INSERT INTO users (username, password, email, admin, role) VALUES (?, ?, ?, 1, 'admin')",
+        self.db.execute("INSERT INTO users (username, password, email, admin, role) VALUES (?, ?, ?, 1, 'librarian')",
                         SEED_ADMIN)
         self.db.executemany("INSERT INTO books (owner, title, secret) VALUES (?, ?, ?)", SEED_BOOKS)
 
@@ -174,6 +185,8 @@ class BooksApp:
             return self.register(environ)
         if path == "/users/v1/login" and method == "POST":
             return self.login(environ)
+        if path == "/newsletter/v1/subscriptions" and method == "POST":
+            return self.subscribe(environ)
         caller = self._caller(environ)
         if caller is None:
             return 401, {"status": "fail", "message": "Invalid token. Please log in again."}
@@ -189,6 +202,10 @@ class BooksApp:
             return self.role_change(environ, caller, m.group(1))
         if path == "/account/v1/profile" and method == "PUT":
             return self.profile_change(environ, caller)
+        if path == "/account/v1/me" and method == "GET":
+            return self.account_read(caller)
+        if path == "/account/v1/me" and method == "PATCH":
+            return self.account_update(environ, caller)
         if path == "/books/v1" and method == "GET":
             return self.books_list()
         if path == "/books/v1" and method == "POST":
@@ -250,6 +267,32 @@ class BooksApp:
         return 200, {"id": row[3], "username": row[0], "email": row[1], "admin": bool(row[2]), "role": row[4],
                      "bio": row[5]}
 
+    def account_read(self, caller):
+        with self.lock:
+            row = self.db.execute("SELECT username, email, role, bio FROM users WHERE username = ?",
+                                  (caller[0],)).fetchone()
+        return 200, {"username": row[0], "email": row[1], "role": row[2], "bio": row[3]}
+
+    def account_update(self, environ, caller):
+        body = self._body(environ)
+        allowed = ("bio", "email", "role") if "mass_assignment_role" in self.flaws else ("bio", "email")
+        changes = {k: body[k] for k in allowed if isinstance(body.get(k), str)}
+        with self.lock:
+            for column, value in changes.items():  # an unknown role breaks the CHECK constraint: a 500
+                self.db.execute(f"UPDATE users SET {column} = ? WHERE username = ?", (value, caller[0]))
+        return self.account_read(caller)
+
+    def subscribe(self, environ):
+        if self._throttled("subscribe", ROUTE_LIMIT):
+            return 429, {"status": "fail", "message": "Too many requests"}
+        body = self._body(environ)
+        if not isinstance(body.get("email"), str) or "@" not in body["email"]:
+            return 400, {"status": "fail", "message": "a valid email is required"}
+        flagged = "mass_assignment_unreadable" in self.flaws and bool(body.get("premium") or body.get("isAdmin"))
+        with self.lock:
+            self.db.execute("INSERT INTO subscriptions (email, premium) VALUES (?, ?)", (body["email"], int(flagged)))
+        return 202, {"status": "success"}
+
     def password_change(self, environ, caller, username: str):
         if self._throttled(f"password:{caller[0]}", ROUTE_LIMIT):
             return 429, {"status": "fail", "message": "Too many requests"}
@@ -279,11 +322,14 @@ class BooksApp:
         if not caller[1] and "bfla_role" not in self.flaws:
             return 403, {"status": "fail", "message": "Only administrators can change roles"}
         role = self._body(environ).get("role")
-        if role not in ROLES:
-            return 400, {"status": "fail", "message": f"role must be one of {', '.join(ROLES)}"}
+        if role not in (*ROLES, ADMIN_ROLE):
+            return 400, {"status": "fail", "message": f"role must be one of {', '.join((*ROLES, ADMIN_ROLE))}"}
         with self.lock:
-            changed = self.db.execute("UPDATE users SET role = ?, admin = ? WHERE username = ?",
-                                      (role, int(role == "admin"), username)).rowcount
+            if role == ADMIN_ROLE:
+                changed = self.db.execute("UPDATE users SET admin = 1 WHERE username = ?", (username,)).rowcount
+            else:
+                changed = self.db.execute("UPDATE users SET role = ?, admin = 0 WHERE username = ?",
+                                          (role, username)).rowcount
         return (204, None) if changed else (404, {"status": "fail", "message": "User not found"})
 
     def profile_change(self, environ, caller):
@@ -313,10 +359,15 @@ class BooksApp:
                                       (caller[0], title, secret)).lastrowid
         return 201, {"id": book_id, "title": title, "owner": caller[0]}
 
+    def _librarian(self, caller) -> bool:
+        with self.lock:
+            row = self.db.execute("SELECT role FROM users WHERE username = ?", (caller[0],)).fetchone()
+        return bool(row) and row[0] == "librarian"
+
     def book_read(self, caller, raw_id: str):
         with self.lock:
             row = self.db.execute("SELECT id, owner, title, secret FROM books WHERE id = ?",
                                   (raw_id,)).fetchone() if raw_id.isdigit() else None
-        if row is None or (row[1] != caller[0] and "bola_read" not in self.flaws):
+        if row is None or (row[1] != caller[0] and "bola_read" not in self.flaws and not self._librarian(caller)):
             return 404, {"status": "fail", "message": "Book not found"}
         return 200, {"id": row[0], "owner": row[1], "title": row[2], "secret": row[3]}

@@ -74,11 +74,20 @@ def _bfla_role(app, url):
 def _bola_body(app, url):
     call(url, "PUT", "/account/v1/profile", token=app.token_for("alice"), body={"username": "bob", "bio": "pwned"})
     return call(url, "GET", "/users/v1/bob", token=app.token_for("bob"))[1]["bio"] == "pwned"
+def _mass_assignment_role(app, url):
+    call(url, "PATCH", "/account/v1/me", token=app.token_for("alice"), body={"bio": "hi", "role": "librarian"})
+    return call(url, "GET", "/books/v1/2", token=app.token_for("alice"))[0] == 200  # librarians read every book
+
+
+def _mass_assignment_unreadable(app, url):
+    assert call(url, "POST", "/newsletter/v1/subscriptions", body={"email": "m@evil.test", "premium": True})[0] == 202
+    return app.db.execute("SELECT premium FROM subscriptions WHERE email = 'm@evil.test'").fetchone() == (1,)
 
 
 EXPLOITS = {f.__name__[1:]: f for f in (_sqli, _bola_password, _bola_email, _bola_read, _mass_assignment,
                                        _data_exposure, _enumeration, _unthrottled_login, _weak_jwt_secret,
-                                       _jwt_alg_none, _bfla_role, _bola_body)}
+                                       _jwt_alg_none, _bfla_role, _bola_body, _mass_assignment_role,
+                                       _mass_assignment_unreadable)}
 
 
 def _exploited(flaws, name) -> bool:
@@ -98,6 +107,18 @@ def test_every_flaw_has_an_exploit():
 def test_the_flaw_is_exploitable_on_its_vulnerable_twin_only(name):
     assert _exploited({name}, name), "the vulnerable twin resists its own exploit"
     assert not _exploited(set(), name), "the fixed twin falls to the exploit"
+
+
+def test_a_role_the_api_does_not_know_is_a_server_error_on_the_role_twin():
+    """The generic guess ``role: "admin"`` breaks the role constraint (500): only a role the API uses works."""
+    app = BooksApp({"mass_assignment_role"})
+    target = RunningTarget(app)
+    try:
+        token = app.token_for("alice")
+        assert call(target.base_url, "PATCH", "/account/v1/me", token=token, body={"role": "admin"})[0] == 500
+        assert call(target.base_url, "GET", "/account/v1/me", token=token)[1]["role"] == "reader"
+    finally:
+        target.stop()
 
 
 def test_an_unknown_flaw_is_refused():

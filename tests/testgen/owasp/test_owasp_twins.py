@@ -54,10 +54,15 @@ ROWS = [
          "Build 2: a role change seen only with the administrator's token, called by the test identity"),
     Flaw("bola_body", "API1:2023 Broken object level authorization", ("BOLA",), r"PUT /account/v1/profile",
          "Build 2: the object named in the body (`username`), effect read back as its owner"),
+    Flaw("mass_assignment_role", "API3:2023 Broken object property level authorization", ("MASS_ASSIGNMENT",),
+         r"PATCH /account/v1/me", "Build 3: a role value seen in traffic (the generic guess `admin` is a 500)"),
+    Flaw("mass_assignment_unreadable", "API3:2023 Broken object property level authorization", ("MASS_ASSIGNMENT",),
+         r"POST /newsletter/v1/subscriptions", "nothing reads the object back: INCONCLUSIVE by design"),
 ]
 # Measured on today's code; a row listed here is xfail(strict=True) with the reason after it.
 NOT_DETECTED = {
-    "mass_assignment": "the register answer has no id and no read-back is made, so `admin: true` passes; Build 3",
+    "mass_assignment_unreadable": "nothing reads a subscription back, so the effect cannot be proven: the test is "
+                                  "INCONCLUSIVE on both twins (DECISIONS §8), never PASSED or FAILED",
 }
 FALSE_FINDINGS: dict[str, str] = {}
 
@@ -139,6 +144,20 @@ def test_a_run_without_type_finds_the_unthrottled_login(measured):
     assert measured["default"].failed(("RATE_LIMIT",), r"POST /users/v1/login")
 
 
+def test_a_write_that_cannot_be_read_back_is_inconclusive_on_both_twins(measured):
+    endpoint = r"POST /newsletter/v1/subscriptions"
+    for found in (measured["vulnerable"]["mass_assignment_unreadable"], measured["fixed"]):
+        outcomes = [r for r in found.results if r.matches(("MASS_ASSIGNMENT",), endpoint)]
+        assert [r.outcome for r in outcomes] == ["INCONCLUSIVE"], outcomes
+        assert "no GET of the inventory reads the object back" in outcomes[0].message
+
+
+def test_registration_is_read_back_by_the_name_it_registered(measured):
+    """The fixed twin's register test passed because the fresh user was read back (not for lack of a read)."""
+    found = [r for r in measured["fixed"].results if r.matches(("MASS_ASSIGNMENT",), r"POST /users/v1/register")]
+    assert [r.outcome for r in found] == ["PASSED"], found
+
+
 def test_the_fixed_twin_gives_no_finding_at_all(measured):
     assert measured["fixed"].failed() == []
 
@@ -151,5 +170,5 @@ def test_tests_write_only_to_the_test_identities_objects(measured):
     """Non-destructive (DECISIONS §8): even where the flaw let them, the tests changed nothing of root,
     the administrator seen in traffic who is no test identity, and bob's password was put back."""
     for name, app in measured["apps"].items():
-        assert _user(app, "root") == ("Root-pw-0", "root@books.test", 1, "admin", ""), name
+        assert _user(app, "root") == ("Root-pw-0", "root@books.test", 1, "librarian", ""), name
     assert _user(measured["apps"]["bola_password"], "bob")[0] == "Bob-pw-2"

@@ -71,6 +71,12 @@ def user_session(base_url: str) -> None:
         assert call(base_url, "PUT", f"/users/v1/{me['id']}/email", token=token,
                     body={"email": f"{name}@mail.books.test"})[0] == 204
     assert call(base_url, "GET", "/users/v1", token=tokens["alice"])[0] == 200
+    for name, token in tokens.items():
+        status, account = call(base_url, "GET", "/account/v1/me", token=token)
+        assert status == 200, account
+    for name in ("alice", "carol"):
+        assert call(base_url, "PATCH", "/account/v1/me", token=tokens[name], body={"bio": f"{name} reads a lot"})[0] == 200
+    assert call(base_url, "POST", "/newsletter/v1/subscriptions", body={"email": "dave@mail.test"})[0] == 202
     assert call(base_url, "PUT", "/users/v1/carol/password", token=tokens["carol"],
                 body={"password": "Carol-pw-4"})[0] == 204
     assert call(base_url, "POST", "/books/v1", token=tokens["carol"],
@@ -84,4 +90,4 @@ def user_session(base_url: str) -> None:
     # The administrator promotes carol: the role change is only ever seen with an admin's token.
     status, answer = call(base_url, "POST", "/users/v1/login", body={"username": "root", "password": "Root-pw-0"})
     assert status == 200, answer
-    assert call(base_url, "PUT", "/users/v1/carol/role", token=answer["auth_token"], body={"role": "editor"})[0] == 204
+    assert call(base_url, "PUT", "/users/v1/carol/role", token=answer["auth_token"], body={"role": "librarian"})[0] == 204

@@ -1,0 +1,27 @@
+"""Requests a test decides not to send (TestConfig extensions ``skip`` and ``onlyIfStatus``).
+
+Used by the runner before resolving a request: a reason comes back as the request's ``skipped``.
+"""
+from __future__ import annotations
+
+import re
+
+
+def not_sent(request: dict, records: list) -> str | None:
+    """Why a request is not sent by the test's own decision: ``skip`` (a reason written by the
+    generator, e.g. a write to an object that may not be the test identities' own), or
+    ``onlyIfStatus`` ``{"request": i, "matches": regex}`` when request i's last status does not match."""
+    if isinstance(request.get("skip"), str) and request["skip"]:
+        return request["skip"]
+    condition = request.get("onlyIfStatus")
+    if isinstance(condition, dict):
+        index = condition.get("request")
+        earlier = records[index] if isinstance(index, int) and 0 <= index < len(records) else None
+        status = earlier.exchanges[-1].status if earlier is not None and earlier.exchanges else None
+        try:
+            matched = status is not None and re.search(str(condition.get("matches", "")), str(status))
+        except re.error:
+            matched = False
+        if not matched:
+            return f"request {index} was answered {status if status is not None else 'nothing'}"
+    return None
