@@ -30,3 +30,8 @@ STORAGES = {
 }
 # Static files are not collected for tests.
 MIDDLEWARE = [m for m in MIDDLEWARE if "whitenoise" not in m]  # noqa: F405
+# Whole-answer caching of the list routes and API-key lookups are off in tests (tests write rows
+# behind the writers' backs, roll back without bumping the inventory version, and count queries);
+# the tests of the caches turn them on (tests/inventory/test_read_caches.py).
+INVENTORY_PAGE_CACHE_SECONDS = env.float("INVENTORY_PAGE_CACHE_SECONDS", default=0)
+API_KEY_CACHE_SECONDS = min(env.float("API_KEY_CACHE_SECONDS", default=0), 1.0)
