@@ -39,6 +39,8 @@ class ORJSONRenderer(JSONRenderer):
                 return data.body
             data = orjson.loads(data.body)
         if indent:
+            # DRF's encoder does not know ``orjson.Fragment`` (ready JSON inside an answer).
+            data = orjson.loads(orjson.dumps(data, default=_default, option=_OPTIONS))
             return super().render(data, accepted_media_type, renderer_context)
         try:
             body = orjson.dumps(data, default=_default, option=_OPTIONS)

@@ -14,13 +14,16 @@ A writer that forgets to bump makes totals lag by at most the time-to-live. With
 applies. Fast counts (small inventories, selective filters, the test suite) are never
 cached: they are always exact.
 
-Whole answers of the busiest list routes (GET /endpoints, GET /hosts: the rendered page and its
-total) are kept the same way by :func:`cached_answer`, whatever they cost, for at most
+Whole answers of the busiest read routes (GET /endpoints and GET /hosts: the rendered page and
+its total; GET /endpoint/{id}) are kept the same way by :func:`cached_answer`, whatever they cost, for at most
 ``INVENTORY_PAGE_CACHE_SECONDS`` (1 s by default; 0, the test settings' default, turns it off),
 within a byte budget. A repeated request is then the key check and a dictionary lookup: no
-validation, no count, no page query, no rendering. Writers bump the version for every column a
-list item shows (``lastActive`` included), so a change is visible at once in the process that made
-it and within ``VERSION_REUSE`` elsewhere; a change no writer reported within the time-to-live.
+validation, no count, no page query, no rendering; counts are then kept for that time-to-live too,
+however fast. Writers bump the version for every column a list item shows (``lastActive``
+included) and alerts' saves do, so a change is visible at once in the process that made it and
+within ``VERSION_REUSE`` elsewhere; a change no writer reported (a trace stored within the second
+of its endpoint's lastActive, an alert raised with nothing listed changing, a spec's text
+replaced) within the time-to-live.
 """
 from __future__ import annotations
 
@@ -115,15 +118,16 @@ def cached_count(key: Hashable, compute: Callable[[], object]) -> object:
     return _cached(key, compute, settings.INVENTORY_COUNT_CACHE_SECONDS, settings.INVENTORY_COUNT_CACHE_MIN_MS)
 
 
-_ANSWER_MAX_BYTES = 8 * 1024 * 1024
+_ANSWER_MAX_BYTES = 4 * 1024 * 1024
 _answers_bytes = 0
 _answers: OrderedDict[Hashable, tuple[int, float, tuple[bytes, int]]] = OrderedDict()
 
 
-def cached_answer(key: Hashable, compute: Callable[[], tuple[bytes, int]]) -> tuple[bytes, int]:
-    """``compute()`` = (rendered JSON body, total) of a list route, kept for ``INVENTORY_PAGE_CACHE_SECONDS``
-    at the current inventory version (module docstring); an exception from ``compute`` (bad input) is not
-    kept. Bodies over a sixteenth of the byte budget (8 MB per process) are not kept."""
+def cached_answer(key: Hashable, compute: Callable[[], tuple]) -> tuple:
+    """``compute()`` = (rendered JSON body, anything small: a list's total) of a read route, kept for
+    ``INVENTORY_PAGE_CACHE_SECONDS`` at the current inventory version (module docstring); an exception
+    from ``compute`` (bad input, unknown id) is not kept. Bodies over a sixteenth of the byte budget
+    (4 MB per process) are not kept."""
     global _answers_bytes
     ttl = settings.INVENTORY_PAGE_CACHE_SECONDS
     version = inventory_version() if ttl > 0 else None
@@ -157,7 +161,10 @@ def _cached(key: Hashable, compute: Callable[[], object], ttl: float, min_ms: fl
                 return entry[2]
     started = time.perf_counter()
     value = compute()
-    if version is not None and (time.perf_counter() - started) * 1000 >= min_ms:
+    if version is not None and (time.perf_counter() - started) * 1000 < min_ms:
+        # A fast count is kept only as long as whole answers are (none in the test settings).
+        ttl = settings.INVENTORY_PAGE_CACHE_SECONDS
+    if version is not None and ttl > 0:
         with _lock:
             _cache[key] = (version, now + ttl, value)
             _cache.move_to_end(key)
@@ -177,7 +184,9 @@ def connect_signals() -> None:
     from django.db.models.signals import post_save
 
     from classification.models import DataField
+    from detections.models import Alert
     from inventory.models import Endpoint, Host
 
-    for model in (Endpoint, Host, DataField):
+    # Alerts: GET /endpoint/{id} shows them (its answer is cached like the lists').
+    for model in (Endpoint, Host, DataField, Alert):
         post_save.connect(_saved, sender=model, dispatch_uid=f"inventory-counts-{model._meta.label}")

@@ -112,13 +112,14 @@ def endpoint_openapi_spec(endpoint: Endpoint) -> dict | None:
     return spec if isinstance(spec, dict) else None
 
 
-def endpoint_detail(*, endpoint_id: str) -> dict:
+def endpoint_detail(*, endpoint_id: str, rendered_traces: bool = False) -> dict:
     """GET /endpoint/{id}: the wire dict (``render.endpoint_detail``) of the endpoint with its fields,
     alerts and traces. Fields by section and path; alerts newest first; traces newest first, at
-    most 100. Four queries (five when a spec is named)."""
+    most 100 (``rendered_traces``: as ready JSON, ``render.traces_rendered``). Four queries (five
+    when a spec is named, or when some traces' JSON is not rendered yet in this process)."""
     endpoint = endpoint_get(endpoint_id=endpoint_id)
     return render.endpoint_detail(endpoint, openapi_spec=endpoint_openapi_spec(endpoint),
-                                  traces_limit=MAX_DETAIL_TRACES)
+                                  traces_limit=MAX_DETAIL_TRACES, rendered_traces=rendered_traces)
 
 
 def endpoint_usage(*, endpoint_id: str, now: dt.datetime | None = None) -> dict:

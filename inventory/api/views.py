@@ -88,7 +88,11 @@ class EndpointDetailView(APIView):
         tags=ENDPOINT_TAGS,
     )
     def get(self, request, endpoint_id: str):
-        return Response(services.endpoint_detail(endpoint_id=endpoint_id))
+        def answer() -> tuple[bytes, None]:
+            detail = services.endpoint_detail(endpoint_id=endpoint_id, rendered_traces=True)
+            return ORJSONRenderer().render(detail), None
+
+        return Response(Prerendered(cached_answer(("endpoint", endpoint_id), answer)[0]))
 
     @requires_scope(Scope.ADMIN)
     @extend_schema(

@@ -108,10 +108,13 @@ class TestDetail:
             DataFieldFactory(endpoint=e)
             AlertFactory(endpoint=e, description=str(uuid.uuid4()))
             ApiTraceFactory(endpoint=e)
-        # key, endpoint+host, fields, alerts, traces
-        with django_assert_num_queries(5):
+        # key, endpoint+host, fields, alerts, trace ids, the rows of traces not rendered yet in this process
+        with django_assert_num_queries(6):
             body = client.get(url(e)).json()
         assert (len(body["dataFields"]), len(body["alerts"]), len(body["traces"])) == (5, 5, 5)
+        # the traces' JSON is kept (a stored trace never changes): no trace rows read again
+        with django_assert_num_queries(5):
+            assert client.get(url(e)).json() == body
 
 
 class TestUsage:

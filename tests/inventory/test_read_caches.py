@@ -19,6 +19,7 @@ from classification.services import class_severities, field_risk
 from core.models import ApiKey, hash_key
 from core.renderers import ORJSONRenderer
 from inventory.api import render, services
+from inventory.counts import inventory_changed
 from inventory.models import Endpoint, IngestBatch
 from inventory.tasks import analyze_batch_task
 from tests.inventory.ingest_support import raw_trace
@@ -32,6 +33,7 @@ LIST = "/api/v1/endpoints"
 
 @pytest.fixture
 def web(transactional_db):
+    inventory_changed()  # the previous test's flush is a write no writer reported (this process's caches)
     server = start_web(process_env(INVENTORY_PAGE_CACHE_SECONDS="600", API_KEY_CACHE_SECONDS="1"))
     yield server
     server.stop()
@@ -136,10 +138,38 @@ def test_every_kind_of_write_is_answered_at_once_by_the_cached_lists(web, api_ke
     assert client.post("/api/v1/clear-all-datafields").json() == "Success"
     check("clear-all-datafields")
 
+    detail_url = f"{web.base_url}/api/v1/endpoint/{users.uuid}"
+
+    def detail_fresh() -> bool:
+        body = session.get(detail_url, timeout=10).content
+        return body == ORJSONRenderer().render(services.endpoint_detail(endpoint_id=str(users.uuid)))
+
+    wait_for(detail_fresh, timeout=10, message="stale detail")
+    alert = users.alerts.first()
+    assert client.put(f"/api/v1/alert/{alert.uuid}", {"updateType": "resolve"}, format="json").status_code == 200
+    wait_for(detail_fresh, timeout=10, message="stale detail after an alert's status change")
+    analyse(raw_trace(host="shop.example.com", path="/api/users/44", response_body={"name": "x"}))
+    wait_for(detail_fresh, timeout=10, message="stale detail after an analysis")
+
     assert client.delete(f"/api/v1/endpoint/{orders.uuid}").status_code == 200
     check("DELETE endpoint")
     hosts = session.get(f"{web.base_url}/api/v1/hosts", timeout=10).json()
     assert hosts == [{"host": "shop.example.com", "numEndpoints": 1, "isPublic": hosts[0]["isPublic"]}]
+
+
+def test_api_answers_keep_the_full_stacks_headers(web, api_key, client):
+    """/api/ requests skip the admin's middleware (config/wsgi.py), not the headers every answer carries."""
+    session = requests.Session()
+    session.headers["Authorization"] = api_key
+    for path in (LIST, "/api/v1/hosts", "/api/v1/endpoint/7b0e1f8c-6d1a-4c55-9a53-3c1f2f4f9d11"):
+        served = session.get(f"{web.base_url}{path}", timeout=10)
+        local = client.get(path)
+        assert served.status_code == local.status_code and served.content == local.content
+        skipped = {"date", "server", "connection", "x-request-id"}
+        assert {k.lower(): v for k, v in served.headers.items() if k.lower() not in skipped} == {
+            k.lower(): v for k, v in local.headers.items() if k.lower() not in skipped}
+        assert served.headers["X-Request-Id"]
+    assert requests.get(f"{web.base_url}/admin/login/", timeout=10).status_code == 200  # sessions, CSRF
 
 
 def test_a_revoked_key_stops_working_within_one_second(web, api_key):
