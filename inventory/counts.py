@@ -103,6 +103,7 @@ def _bump() -> None:
     with _lock:
         _cache.clear()
         _answers.clear()
+        _keys.clear()
         _answers_bytes = 0
 
 
@@ -145,6 +146,30 @@ def cached_answer(key: Hashable, compute: Callable[[], tuple]) -> tuple:
             _answers_bytes += len(value[0])
             while _answers_bytes > _ANSWER_MAX_BYTES:
                 _answers_bytes -= len(_answers.popitem(last=False)[1][2][0])
+    return value
+
+
+_KEYS_MAX_ENTRIES = 16
+_keys: OrderedDict[Hashable, tuple[int, float, list]] = OrderedDict()
+
+
+def cached_keys(key: Hashable, compute: Callable[[], list]) -> list | None:
+    """``compute()`` (a result's ordered keys: deep pages are slices of it), kept like whole answers
+    (``INVENTORY_PAGE_CACHE_SECONDS`` at the current version), at most 16 results per process;
+    ``None`` when that cache is off or the version is unknown (the caller pages in SQL)."""
+    ttl = settings.INVENTORY_PAGE_CACHE_SECONDS
+    version = inventory_version() if ttl > 0 else None
+    if version is None:
+        return None
+    now = time.monotonic()
+    entry = _keys.get(key)
+    if entry is not None and entry[0] == version and entry[1] > now:
+        return entry[2]
+    value = compute()
+    with _lock:
+        _keys[key] = (version, now + ttl, value)
+        while len(_keys) > _KEYS_MAX_ENTRIES:
+            _keys.popitem(last=False)
     return value
 
 

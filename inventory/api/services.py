@@ -16,7 +16,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.errors import EndpointNotFound
-from inventory.counts import cached_count, inventory_changed
+from inventory.counts import cached_count, cached_keys, inventory_changed
 from inventory.models import Endpoint, ObservedPath, UsageDay, UsageMinute
 from inventory.learning import learned_suggestions
 from inventory.patterns.operator_paths import MAX_SUGGESTIONS, SUGGESTION_SAMPLE, paths_suggest
@@ -60,6 +60,10 @@ SMALL_RESULT = 2000
 _REVERSED_ORDER = (F("risk_rank").asc(), F("last_active").asc(nulls_first=True), F("uuid").desc())
 _SORTED_ORDER = ((F("risk_rank") + 0).desc(), F("last_active").desc(nulls_last=True), "uuid")
 _INDEX_ORDERED_FILTERS = frozenset({"riskScores"})
+# While whole answers are cached (``inventory.counts``), the pages past the first of a result this
+# small are slices of its ordered keys, read once per cache time-to-live: a random offset then
+# costs one primary-key query instead of an index walk past ``offset`` entries.
+KEYS_KEPT = 5000
 
 
 def _rows_by_id(ids: list) -> list[tuple]:
@@ -82,6 +86,11 @@ def endpoints_page(*, filters: dict, offset: int, limit: int) -> Page:
     total = cached_count(("endpoints", _freeze(active)), queryset.count)
     if not limit or offset >= total:
         return Page(items=[], total=total)
+    if offset and total <= KEYS_KEPT:
+        keys = cached_keys(("endpoint-keys", _freeze(active)),
+                           lambda: list(queryset.order_by(*ENDPOINT_ORDER).values_list("uuid", flat=True)))
+        if keys is not None:
+            return Page(items=_rows_by_id(keys[offset:offset + limit]), total=total)
     if active and total <= SMALL_RESULT and not set(active) <= _INDEX_ORDERED_FILTERS:
         return Page(items=render.endpoint_rows(queryset.order_by(*_SORTED_ORDER)[offset:offset + limit]), total=total)
     if offset >= DEEP_OFFSET:
