@@ -132,7 +132,9 @@ def main() -> None:
             first = http(0, None)
             matches = first.headers.get("X-Total-Count", "-")
             meter = CpuMeter(svc).start()
+            client_cpu = time.process_time()
             latencies, rate = run_clients(args.clients, args.seconds, http, name)
+            client_cpu = time.process_time() - client_cpu
             cpu = meter.stop()
             for s in sessions:
                 s.close()
@@ -142,7 +144,7 @@ def main() -> None:
             figures.add(f"{name}: req/s", rate, "req/s", target=f"≥ {2 * metlo} (2× Metlo's {metlo})",
                         ok=rate >= 2 * metlo,
                         note=f"ratio {rate / metlo:.1f}× Metlo; CPU per request web {cpu['web'] / n * 1000:.2f} ms, "
-                             f"PostgreSQL {cpu['postgres'] / n * 1000:.2f} ms; p50 {percentile(ms, 50):.1f} ms "
+                             f"PostgreSQL {cpu['postgres'] / n * 1000:.2f} ms, load client {client_cpu / n * 1000:.2f} ms; p50 {percentile(ms, 50):.1f} ms "
                              f"p99 {percentile(ms, 99):.1f} ms; {args.clients} clients; matches {matches}; "
                              f"{len(first.content):,} bytes")
         figures.memory(svc, "after reads")
