@@ -5,6 +5,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
+from .authentication import key_cache_clear
 from .models import AgentKey, ApiKey, TraceDecryptFailure
 from .queues import queues_status
 
@@ -31,6 +32,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke selected API keys", permissions=["change"])
     def revoke_selected(self, request, queryset):
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        key_cache_clear()  # other processes: within API_KEY_CACHE_SECONDS (at most 1 s)
         self.message_user(request, f"Revoked {count} key(s).")
 
 

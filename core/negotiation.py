@@ -12,8 +12,17 @@ from rest_framework.exceptions import NotAcceptable
 from rest_framework.negotiation import DefaultContentNegotiation
 
 
+# What nearly every client sends: the answer is the one renderer's JSON, as DRF would choose it,
+# without parsing the header (DRF builds and walks every request header for it).
+_PLAIN_ACCEPT = frozenset({"", "*/*", "application/json"})
+
+
 class JsonContentNegotiation(DefaultContentNegotiation):
     def select_renderer(self, request, renderers, format_suffix=None):
+        meta = request.META
+        if (len(renderers) == 1 and format_suffix is None and meta.get("HTTP_ACCEPT", "*/*").strip() in _PLAIN_ACCEPT
+                and self.settings.URL_FORMAT_OVERRIDE not in request.query_params):
+            return renderers[0], renderers[0].media_type
         try:
             return super().select_renderer(request, renderers, format_suffix)
         except NotAcceptable:

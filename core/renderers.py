@@ -17,11 +17,30 @@ _OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_UTC_Z
 _default = JSONEncoder().default
 
 
+class Prerendered:
+    """An answer already rendered by :class:`ORJSONRenderer` (``body``): sent as it is, not re-serialised.
+
+    Cached answers (``inventory.counts.cached_answer``) travel through DRF's ``Response`` this way.
+    """
+
+    __slots__ = ("body",)
+
+    def __init__(self, body: bytes):
+        self.body = body
+
+
 class ORJSONRenderer(JSONRenderer):
     def render(self, data, accepted_media_type=None, renderer_context=None):
         if data is None:
             return b""
-        if self.get_indent(accepted_media_type, renderer_context or {}) is not None:
+        indent = self.get_indent(accepted_media_type, renderer_context or {}) is not None
+        if isinstance(data, Prerendered):
+            if not indent:
+                return data.body
+            data = orjson.loads(data.body)
+        if indent:
+            # DRF's encoder does not know ``orjson.Fragment`` (ready JSON inside an answer).
+            data = orjson.loads(orjson.dumps(data, default=_default, option=_OPTIONS))
             return super().render(data, accepted_media_type, renderer_context)
         try:
             body = orjson.dumps(data, default=_default, option=_OPTIONS)

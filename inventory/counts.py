@@ -13,6 +13,17 @@ not kept past the commit (another process sees a bump within ``VERSION_REUSE``, 
 A writer that forgets to bump makes totals lag by at most the time-to-live. Without Redis (the zero-configuration demo) only the time-to-live
 applies. Fast counts (small inventories, selective filters, the test suite) are never
 cached: they are always exact.
+
+Whole answers of the busiest read routes (GET /endpoints and GET /hosts: the rendered page and
+its total; GET /endpoint/{id}) are kept the same way by :func:`cached_answer`, whatever they cost, for at most
+``INVENTORY_PAGE_CACHE_SECONDS`` (1 s by default; 0, the test settings' default, turns it off),
+within a byte budget. A repeated request is then the key check and a dictionary lookup: no
+validation, no count, no page query, no rendering; counts are then kept for that time-to-live too,
+however fast. Writers bump the version for every column a list item shows (``lastActive``
+included) and alerts' saves do, so a change is visible at once in the process that made it and
+within ``VERSION_REUSE`` elsewhere; a change no writer reported (a trace stored within the second
+of its endpoint's lastActive, an alert raised with nothing listed changing, a spec's text
+replaced) within the time-to-live.
 """
 from __future__ import annotations
 
@@ -81,7 +92,7 @@ def inventory_version() -> int | None:
 
 
 def _bump() -> None:
-    global _version_read
+    global _version_read, _answers_bytes
     _version_read = None
     client = _redis()
     if client is not None:
@@ -91,6 +102,9 @@ def _bump() -> None:
             _redis_failed(exc)
     with _lock:
         _cache.clear()
+        _answers.clear()
+        _keys.clear()
+        _answers_bytes = 0
 
 
 def inventory_changed() -> None:
@@ -102,7 +116,64 @@ def inventory_changed() -> None:
 
 def cached_count(key: Hashable, compute: Callable[[], object]) -> object:
     """``compute()`` (a count, or any small result derived from counting), cached as described above."""
-    ttl = settings.INVENTORY_COUNT_CACHE_SECONDS
+    return _cached(key, compute, settings.INVENTORY_COUNT_CACHE_SECONDS, settings.INVENTORY_COUNT_CACHE_MIN_MS)
+
+
+_ANSWER_MAX_BYTES = 4 * 1024 * 1024
+_answers_bytes = 0
+_answers: OrderedDict[Hashable, tuple[int, float, tuple[bytes, int]]] = OrderedDict()
+
+
+def cached_answer(key: Hashable, compute: Callable[[], tuple]) -> tuple:
+    """``compute()`` = (rendered JSON body, anything small: a list's total) of a read route, kept for
+    ``INVENTORY_PAGE_CACHE_SECONDS`` at the current inventory version (module docstring); an exception
+    from ``compute`` (bad input, unknown id) is not kept. Bodies over a sixteenth of the byte budget
+    (4 MB per process) are not kept."""
+    global _answers_bytes
+    ttl = settings.INVENTORY_PAGE_CACHE_SECONDS
+    version = inventory_version() if ttl > 0 else None
+    now = time.monotonic()
+    if version is not None:
+        entry = _answers.get(key)
+        if entry is not None and entry[0] == version and entry[1] > now:
+            return entry[2]
+    value = compute()
+    if version is not None and len(value[0]) <= _ANSWER_MAX_BYTES // 16:
+        with _lock:
+            old = _answers.pop(key, None)
+            _answers_bytes -= len(old[2][0]) if old else 0
+            _answers[key] = (version, now + ttl, value)
+            _answers_bytes += len(value[0])
+            while _answers_bytes > _ANSWER_MAX_BYTES:
+                _answers_bytes -= len(_answers.popitem(last=False)[1][2][0])
+    return value
+
+
+_KEYS_MAX_ENTRIES = 16
+_keys: OrderedDict[Hashable, tuple[int, float, list]] = OrderedDict()
+
+
+def cached_keys(key: Hashable, compute: Callable[[], list]) -> list | None:
+    """``compute()`` (a result's ordered keys: deep pages are slices of it), kept like whole answers
+    (``INVENTORY_PAGE_CACHE_SECONDS`` at the current version), at most 16 results per process;
+    ``None`` when that cache is off or the version is unknown (the caller pages in SQL)."""
+    ttl = settings.INVENTORY_PAGE_CACHE_SECONDS
+    version = inventory_version() if ttl > 0 else None
+    if version is None:
+        return None
+    now = time.monotonic()
+    entry = _keys.get(key)
+    if entry is not None and entry[0] == version and entry[1] > now:
+        return entry[2]
+    value = compute()
+    with _lock:
+        _keys[key] = (version, now + ttl, value)
+        while len(_keys) > _KEYS_MAX_ENTRIES:
+            _keys.popitem(last=False)
+    return value
+
+
+def _cached(key: Hashable, compute: Callable[[], object], ttl: float, min_ms: float) -> object:
     if ttl <= 0:
         return compute()
     version = inventory_version()
@@ -115,7 +186,10 @@ def cached_count(key: Hashable, compute: Callable[[], object]) -> object:
                 return entry[2]
     started = time.perf_counter()
     value = compute()
-    if version is not None and (time.perf_counter() - started) * 1000 >= settings.INVENTORY_COUNT_CACHE_MIN_MS:
+    if version is not None and (time.perf_counter() - started) * 1000 < min_ms:
+        # A fast count is kept only as long as whole answers are (none in the test settings).
+        ttl = settings.INVENTORY_PAGE_CACHE_SECONDS
+    if version is not None and ttl > 0:
         with _lock:
             _cache[key] = (version, now + ttl, value)
             _cache.move_to_end(key)
@@ -135,7 +209,9 @@ def connect_signals() -> None:
     from django.db.models.signals import post_save
 
     from classification.models import DataField
+    from detections.models import Alert
     from inventory.models import Endpoint, Host
 
-    for model in (Endpoint, Host, DataField):
+    # Alerts: GET /endpoint/{id} shows them (its answer is cached like the lists').
+    for model in (Endpoint, Host, DataField, Alert):
         post_save.connect(_saved, sender=model, dispatch_uid=f"inventory-counts-{model._meta.label}")

@@ -333,6 +333,12 @@ OPENAPI_GENERATE_MAX_AGE = env.float("OPENAPI_GENERATE_MAX_AGE", default=3600.0)
 # INVENTORY_COUNT_CACHE_SECONDS (0 turns the cache off). See inventory/counts.py.
 INVENTORY_COUNT_CACHE_SECONDS = env.int("INVENTORY_COUNT_CACHE_SECONDS", default=30)
 INVENTORY_COUNT_CACHE_MIN_MS = env.float("INVENTORY_COUNT_CACHE_MIN_MS", default=5.0)
+# Whole answers of GET /endpoints and GET /hosts are reused for this many seconds at the same
+# inventory version (0 turns it off). See inventory/counts.py.
+INVENTORY_PAGE_CACHE_SECONDS = env.float("INVENTORY_PAGE_CACHE_SECONDS", default=1.0)
+# An API key's lookup is reused for this many seconds in each web process: a revoked or
+# re-scoped key takes effect within it. Capped at 1 s (docs/inventory.md). See core/authentication.py.
+API_KEY_CACHE_SECONDS = min(env.float("API_KEY_CACHE_SECONDS", default=1.0), 1.0)
 
 
 # --- Detection ----------------------------------------------------------------

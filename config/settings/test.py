@@ -37,3 +37,12 @@ if env.bool("TEST_SERVE_STATIC", default=False):
     WHITENOISE_USE_FINDERS = True
 else:
     MIDDLEWARE = [m for m in MIDDLEWARE if "whitenoise" not in m]  # noqa: F405
+# Whole-answer caching of the list routes and API-key lookups are off in tests (tests write rows
+# behind the writers' backs, roll back without bumping the inventory version, and count queries);
+# the tests of the caches turn them on (tests/inventory/test_read_caches.py).
+INVENTORY_PAGE_CACHE_SECONDS = env.float("INVENTORY_PAGE_CACHE_SECONDS", default=0)
+# Totals too: on a loaded machine a count takes over INVENTORY_COUNT_CACHE_MIN_MS, was kept, and the
+# next test (rolled back, same version) read the previous test's total. test_list_totals_and_paging
+# turns it on.
+INVENTORY_COUNT_CACHE_SECONDS = env.int("INVENTORY_COUNT_CACHE_SECONDS", default=0)
+API_KEY_CACHE_SECONDS = min(env.float("API_KEY_CACHE_SECONDS", default=0), 1.0)

@@ -15,7 +15,7 @@ from django.db.models import BooleanField, ExpressionWrapper, Model, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 
-from core.enums import HostType
+from core.enums import RISK_RANK, HostType
 from inventory.models import Endpoint, Host
 
 
@@ -99,7 +99,8 @@ def filter_hosts(queryset, value):
 
 
 def filter_risk_scores(queryset, value):
-    return queryset.filter(risk_score__in=value)
+    # risk_rank (kept with risk_score by every writer) leads the list-order index: the scan stops at the page.
+    return queryset.filter(risk_rank__in=[RISK_RANK[v] for v in value if v in RISK_RANK])
 
 
 def filter_methods(queryset, value):

@@ -7,6 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import ApiError, EndpointNotFound, PayloadTooLarge, ZodError
+from inventory.counts import inventory_changed
 from inventory.models import Endpoint
 
 from .lookup import endpoint_get, endpoint_key
@@ -68,3 +69,4 @@ def endpoint_graphql_schema_clear(*, endpoint_id: str) -> None:
     key = endpoint_key(endpoint_id)
     if not Endpoint.objects.filter(uuid=key).update(graphql_schema=None, updated_at=timezone.now()):
         raise EndpointNotFound()
+    inventory_changed()  # updatedAt is a list-item column

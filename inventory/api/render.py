@@ -9,6 +9,9 @@ function here against its serializer.
 """
 from __future__ import annotations
 
+import threading
+
+import orjson
 from django.db.models import F
 
 from classification.models import DataField
@@ -137,8 +140,50 @@ def trace_item(row: tuple) -> dict:
     }
 
 
-def endpoint_detail(endpoint: Endpoint, *, openapi_spec: dict | None, traces_limit: int) -> dict:
-    """SPEC "Endpoint (detail)" (``EndpointDetailSerializer``): the list item, fields, alerts, traces, spec, schema."""
+# A stored trace never changes (merges move it to another endpoint, which it does not show), so
+# its rendered JSON is kept per process by uuid, within a byte budget: GET /endpoint/{id} then
+# reads the newest 100 uuids and sends those bytes, instead of decoding and encoding ~450 JSON
+# values per request.
+_TRACE_BYTES_MAX = 4 * 1024 * 1024
+_trace_bytes: dict = {}
+_trace_bytes_total = 0
+_trace_lock = threading.Lock()
+
+
+def traces_rendered(endpoint_id, limit: int) -> orjson.Fragment:
+    """The endpoint's newest ``limit`` traces (newest first) as one rendered JSON array (``trace_item``
+    of each, as ``core.renderers.ORJSONRenderer`` writes it): two queries when some are not cached yet,
+    else one."""
+    global _trace_bytes_total
+    from core.renderers import ORJSONRenderer
+
+    ids = list(ApiTrace.objects.filter(endpoint_id=endpoint_id).order_by(F("created_at").desc(), "uuid")
+               .values_list("uuid", flat=True)[:limit])
+    missing = [i for i in ids if i not in _trace_bytes]
+    if missing:
+        renderer = ORJSONRenderer()
+        fresh = {row[0]: renderer.render(trace_item(row))
+                 for row in ApiTrace.objects.filter(uuid__in=missing).values_list(*TRACE_COLUMNS)}
+        with _trace_lock:
+            if _trace_bytes_total + sum(map(len, fresh.values())) > _TRACE_BYTES_MAX:
+                _trace_bytes.clear()
+                _trace_bytes_total = 0
+            for key, body in fresh.items():
+                if key not in _trace_bytes:
+                    _trace_bytes[key] = body
+                    _trace_bytes_total += len(body)
+        parts = [_trace_bytes.get(i) or fresh.get(i) for i in ids]
+    else:
+        parts = [_trace_bytes.get(i) for i in ids]
+    return orjson.Fragment(b"[" + b",".join(p for p in parts if p is not None) + b"]")
+
+
+def endpoint_detail(endpoint: Endpoint, *, openapi_spec: dict | None, traces_limit: int,
+                    rendered_traces: bool = False) -> dict:
+    """SPEC "Endpoint (detail)" (``EndpointDetailSerializer``): the list item, fields, alerts, traces, spec, schema.
+
+    ``rendered_traces``: ``traces`` as :func:`traces_rendered`'s ready JSON (for the route's renderer),
+    not as dicts."""
     data = endpoint_item(tuple(
         endpoint.host.name if name == "host__name" else getattr(endpoint, name) for name in ENDPOINT_COLUMNS
     ))
@@ -150,7 +195,7 @@ def endpoint_detail(endpoint: Endpoint, *, openapi_spec: dict | None, traces_lim
         alert_item(row) for row in Alert.objects.filter(endpoint_id=endpoint.uuid)
         .order_by("-created_at", "uuid").values_list(*ALERT_COLUMNS)
     ]
-    data["traces"] = [
+    data["traces"] = traces_rendered(endpoint.uuid, traces_limit) if rendered_traces else [
         trace_item(row) for row in ApiTrace.objects.filter(endpoint_id=endpoint.uuid)
         .order_by(F("created_at").desc(), "uuid").values_list(*TRACE_COLUMNS)[:traces_limit]
     ]

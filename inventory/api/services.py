@@ -16,7 +16,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.errors import EndpointNotFound
-from inventory.counts import cached_count, inventory_changed
+from inventory.counts import cached_count, cached_keys, inventory_changed
 from inventory.models import Endpoint, ObservedPath, UsageDay, UsageMinute
 from inventory.learning import learned_suggestions
 from inventory.patterns.operator_paths import MAX_SUGGESTIONS, SUGGESTION_SAMPLE, paths_suggest
@@ -51,23 +51,19 @@ ENDPOINT_ORDER = (F("risk_rank").desc(), F("last_active").desc(nulls_last=True),
 # Past this offset the page's keys are found first (an index-only scan without filters),
 # then its rows; past the middle of the result the index is read from the other end.
 DEEP_OFFSET = 1000
-# A filtered result this small is ordered here: PostgreSQL then uses the filters' own indexes
-# instead of walking the list-order index until it has seen ``offset + limit`` matches.
+# A filtered result this small is ordered by PostgreSQL's top-N sort over the filters' own
+# indexes: ordering by ``risk_rank + 0`` (same order) keeps the planner from walking the
+# list-order index until it has seen ``offset + limit`` matches, which for a rare match is
+# most of the index. Filters on the risk alone are the list-order index's own prefix: a scan
+# of that index stops at the page whatever the result's size.
 SMALL_RESULT = 2000
 _REVERSED_ORDER = (F("risk_rank").asc(), F("last_active").asc(nulls_first=True), F("uuid").desc())
-
-
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-
-
-def _list_order_key(row: tuple) -> tuple:
-    """(uuid, risk_rank, last_active) -> the GET /endpoints order: risk DESC, lastActive DESC NULLS LAST, uuid."""
-    uuid_, rank, last = row
-    if last is None:
-        return (-rank, 1, 0, uuid_)
-    if last.tzinfo is None:
-        last = last.replace(tzinfo=dt.UTC)
-    return (-rank, 0, -((last - _EPOCH) // dt.timedelta(microseconds=1)), uuid_)
+_SORTED_ORDER = ((F("risk_rank") + 0).desc(), F("last_active").desc(nulls_last=True), "uuid")
+_INDEX_ORDERED_FILTERS = frozenset({"riskScores"})
+# While whole answers are cached (``inventory.counts``), the pages past the first of a result this
+# small are slices of its ordered keys, read once per cache time-to-live: a random offset then
+# costs one primary-key query instead of an index walk past ``offset`` entries.
+KEYS_KEPT = 5000
 
 
 def _rows_by_id(ids: list) -> list[tuple]:
@@ -81,18 +77,22 @@ def endpoints_page(*, filters: dict, offset: int, limit: int) -> Page:
     (nulls last), uuid. Items are list-item rows (``render.ENDPOINT_COLUMNS``).
 
     The total comes from :func:`inventory.counts.cached_count`. The page: one query for
-    shallow pages of large results; for a small filtered result (≤ ``SMALL_RESULT``) the
-    keys of all matches, ordered here, then the page's rows; for deep offsets the page's
-    keys from the closer end of the list-order index, then the rows.
+    shallow pages (index-ordered, or sorted by PostgreSQL for a small filtered result, see
+    ``SMALL_RESULT``); for deep offsets the page's keys from the closer end of the list-order
+    index, then the rows.
     """
     queryset = endpoints_filter(Endpoint.objects.all(), filters)
     active = {k: v for k, v in filters.items() if v not in (None, "", [], ()) and not (k == "hostType" and v == "ANY")}
     total = cached_count(("endpoints", _freeze(active)), queryset.count)
     if not limit or offset >= total:
         return Page(items=[], total=total)
-    if active and total <= SMALL_RESULT:
-        keys = sorted(queryset.values_list("uuid", "risk_rank", "last_active"), key=_list_order_key)
-        return Page(items=_rows_by_id([k[0] for k in keys[offset:offset + limit]]), total=total)
+    if offset and total <= KEYS_KEPT:
+        keys = cached_keys(("endpoint-keys", _freeze(active)),
+                           lambda: list(queryset.order_by(*ENDPOINT_ORDER).values_list("uuid", flat=True)))
+        if keys is not None:
+            return Page(items=_rows_by_id(keys[offset:offset + limit]), total=total)
+    if active and total <= SMALL_RESULT and not set(active) <= _INDEX_ORDERED_FILTERS:
+        return Page(items=render.endpoint_rows(queryset.order_by(*_SORTED_ORDER)[offset:offset + limit]), total=total)
     if offset >= DEEP_OFFSET:
         count = min(limit, total - offset)
         if total - offset < offset + count:  # nearer the end: read the index backwards
@@ -120,13 +120,14 @@ def endpoint_openapi_spec(endpoint: Endpoint) -> dict | None:
     return spec if isinstance(spec, dict) else None
 
 
-def endpoint_detail(*, endpoint_id: str) -> dict:
+def endpoint_detail(*, endpoint_id: str, rendered_traces: bool = False) -> dict:
     """GET /endpoint/{id}: the wire dict (``render.endpoint_detail``) of the endpoint with its fields,
     alerts and traces. Fields by section and path; alerts newest first; traces newest first, at
-    most 100. Five queries (the fifth reads the uploaded or generated spec)."""
+    most 100 (``rendered_traces``: as ready JSON, ``render.traces_rendered``). Five queries (six when some
+    traces' JSON is not rendered yet in this process); the fifth reads the uploaded or generated spec."""
     endpoint = endpoint_get(endpoint_id=endpoint_id)
     return render.endpoint_detail(endpoint, openapi_spec=endpoint_openapi_spec(endpoint),
-                                  traces_limit=MAX_DETAIL_TRACES)
+                                  traces_limit=MAX_DETAIL_TRACES, rendered_traces=rendered_traces)
 
 
 def endpoint_usage(*, endpoint_id: str, now: dt.datetime | None = None) -> dict:
@@ -184,6 +185,7 @@ def endpoint_set_full_trace_capture(*, endpoint_id: str, enabled: bool) -> None:
     )
     if not updated:
         raise EndpointNotFound()
+    inventory_changed()  # fullTraceCaptureEnabled and updatedAt are list-item columns
 
 
 def endpoints_delete(*, endpoint_ids: Iterable) -> int:

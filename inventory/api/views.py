@@ -7,10 +7,14 @@ from rest_framework.views import APIView
 
 from core.errors import validate
 from core.params import query_validated
+from core.renderers import ORJSONRenderer, Prerendered
 from core.scopes import Scope, requires_scope
 from core.uploads import BoundedUploadView
 
+from inventory.counts import cached_answer
+
 from . import merge, render, serializers as s, services
+from .lookup import Page
 from core.openapi import ENDPOINT_NOT_FOUND, DeleteBodyAutoSchema, SUCCESS, TOTAL_COUNT_NOTE, VALIDATION, json_string
 
 ENDPOINT_ID = OpenApiParameter("endpoint_id", str, OpenApiParameter.PATH, description="Endpoint uuid.")
@@ -19,9 +23,16 @@ HOST_TAGS = ["hosts"]
 DETECTION_TAGS = ["new detections"]
 
 
-def _rendered_list_response(items: list, total: int) -> Response:
-    """A list already in its wire form (``render``), with ``X-Total-Count``."""
-    response = Response(items)
+def _cached_list_response(request, route: str, answer) -> Response:
+    """A list route's answer through :func:`inventory.counts.cached_answer`, keyed by the raw query
+    string: ``answer()`` validates, pages and renders it (``Page``); a repeat within the cache's
+    time-to-live at the same inventory version is sent as the bytes rendered then."""
+    def compute() -> tuple[bytes, int]:
+        page = answer()
+        return ORJSONRenderer().render(page.items), page.total
+
+    body, total = cached_answer((route, request.META.get("QUERY_STRING", "")), compute)
+    response = Response(Prerendered(body))
     response["X-Total-Count"] = str(total)
     return response
 
@@ -41,10 +52,14 @@ class EndpointListView(APIView):
         tags=ENDPOINT_TAGS,
     )
     def get(self, request):
-        params = query_validated(request, s.EndpointListQuerySerializer, s.EndpointListQuerySerializer.LIST_FIELDS)
-        offset, limit = params.pop("offset"), params.pop("limit")
-        page = services.endpoints_page(filters=params, offset=offset, limit=limit)
-        return _rendered_list_response([render.endpoint_item(row) for row in page.items], page.total)
+        def answer():
+            params = query_validated(request, s.EndpointListQuerySerializer,
+                                     s.EndpointListQuerySerializer.LIST_FIELDS)
+            offset, limit = params.pop("offset"), params.pop("limit")
+            page = services.endpoints_page(filters=params, offset=offset, limit=limit)
+            return Page(items=[render.endpoint_item(row) for row in page.items], total=page.total)
+
+        return _cached_list_response(request, "endpoints", answer)
 
     @requires_scope(Scope.ADMIN)
     @extend_schema(
@@ -73,7 +88,11 @@ class EndpointDetailView(APIView):
         tags=ENDPOINT_TAGS,
     )
     def get(self, request, endpoint_id: str):
-        return Response(services.endpoint_detail(endpoint_id=endpoint_id))
+        def answer() -> tuple[bytes, None]:
+            detail = services.endpoint_detail(endpoint_id=endpoint_id, rendered_traces=True)
+            return ORJSONRenderer().render(detail), None
+
+        return Response(Prerendered(cached_answer(("endpoint", endpoint_id), answer)[0]))
 
     @requires_scope(Scope.ADMIN)
     @extend_schema(
@@ -248,13 +267,15 @@ class HostListView(APIView):
         tags=HOST_TAGS,
     )
     def get(self, request):
-        params = query_validated(request, s.HostListQuerySerializer)
-        page = services.hosts_page(
-            filters={"searchQuery": params.get("searchQuery"), "hostType": params["hostType"]},
-            sort_by=params["sortBy"], sort_order=params["sortOrder"],
-            offset=params["offset"], limit=params["limit"],
-        )
-        return _rendered_list_response(page.items, page.total)
+        def answer():
+            params = query_validated(request, s.HostListQuerySerializer)
+            return services.hosts_page(
+                filters={"searchQuery": params.get("searchQuery"), "hostType": params["hostType"]},
+                sort_by=params["sortBy"], sort_order=params["sortOrder"],
+                offset=params["offset"], limit=params["limit"],
+            )
+
+        return _cached_list_response(request, "hosts", answer)
 
     @requires_scope(Scope.ADMIN)
     @extend_schema(

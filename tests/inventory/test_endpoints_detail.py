@@ -108,10 +108,14 @@ class TestDetail:
             DataFieldFactory(endpoint=e)
             AlertFactory(endpoint=e, description=str(uuid.uuid4()))
             ApiTraceFactory(endpoint=e)
-        # key, endpoint+host, fields, alerts, traces, the spec (uploaded, else generated: DECISIONS §10)
-        with django_assert_num_queries(6):
+        # key, endpoint+host, fields, alerts, trace ids, the rows of traces not rendered yet in this
+        # process, the spec (uploaded, else generated: DECISIONS §10)
+        with django_assert_num_queries(7):
             body = client.get(url(e)).json()
         assert (len(body["dataFields"]), len(body["alerts"]), len(body["traces"])) == (5, 5, 5)
+        # the traces' JSON is kept (a stored trace never changes): no trace rows read again
+        with django_assert_num_queries(6):
+            assert client.get(url(e)).json() == body
 
 
 class TestUsage:

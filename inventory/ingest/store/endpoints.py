@@ -101,7 +101,8 @@ def endpoint_risks(endpoint_ids: set, config: ClassConfig) -> dict:
 def endpoints_update(matched, results, risk_changes) -> bool:
     """Activity, GraphQL, authentication detection, risk (DECISIONS §4): set-based, last in the transaction.
 
-    Returns True when something the list filters read changed (authentication, risk)."""
+    Returns True when something a list item shows or the list filters read changed (lastActive,
+    GraphQL, authentication, risk): the cached list answers (``inventory.counts``) are then dropped."""
     changed = bool(risk_changes)
     newest: dict = {}
     rows: dict = {}
@@ -114,9 +115,11 @@ def endpoints_update(matched, results, risk_changes) -> bool:
                    if rows[e].last_active is None or rows[e].last_active < at - LAST_ACTIVE_RESOLUTION)
     if stale:
         bulk_set(Endpoint, [{"pk": e, "last_active": newest[e]} for e in stale], greatest=["last_active"])
+        changed = True
     graphql = sorted({ep.uuid for r, ep in results if r.is_graphql and not ep.is_graphql})
     if graphql:
-        Endpoint.objects.filter(uuid__in=graphql, is_graphql=False).update(is_graphql=True, updated_at=timezone.now())
+        changed |= bool(Endpoint.objects.filter(uuid__in=graphql, is_graphql=False)
+                        .update(is_graphql=True, updated_at=timezone.now()))
     unauthenticated, authenticated = set(), set()
     for result, endpoint in results:
         if 200 <= result.trace.status < 300:
