@@ -170,3 +170,45 @@ def test_template_code_is_part_of_the_fingerprint(tmp_path):
     (tmp_path / "testgen" / "migrations" / "0099_x.py").write_text("# not generation code\n")
     xss.write_text(xss.read_text().removesuffix("\n# edited\n"))
     assert sources_fingerprint(tmp_path, sources) == before
+
+
+class TestRecheckWindow:
+    """A check that found every stored result valid is trusted for TESTGEN_STORED_RECHECK_SECONDS while the
+    inventory version and the testing environment stay the same."""
+
+    def test_traffic_alone_shows_after_the_window_or_an_inventory_change(self, client, shop, settings):
+        from inventory.counts import inventory_changed
+
+        settings.TESTGEN_STORED_RECHECK_SECONDS = 3600
+        many(client)
+        trusted = many(client)  # every stored result found valid: this check is trusted
+        ApiTraceFactory(endpoint=shop["search"], request_parameters=[{"name": "q", "value": "bob"}])
+        assert many(client) == trusted
+        inventory_changed()
+        assert item(many(client), "/api/search", "GET")["test"]["requests"][0]["queryParams"]["q"] == "bob"
+
+    def test_without_a_window_every_call_checks(self, client, shop, settings):
+        settings.TESTGEN_STORED_RECHECK_SECONDS = 0
+        many(client)
+        many(client)
+        ApiTraceFactory(endpoint=shop["search"], request_parameters=[{"name": "q", "value": "bob"}])
+        assert item(many(client), "/api/search", "GET")["test"]["requests"][0]["queryParams"]["q"] == "bob"
+
+    def test_an_endpoint_change_through_the_api_is_seen_within_the_window(self, client, shop, settings):
+        settings.TESTGEN_STORED_RECHECK_SECONDS = 3600
+        many(client)
+        many(client)
+        response = client.put(f"/api/v1/endpoint/{shop['user_read'].uuid}/authenticated", {"authenticated": False},
+                              format="json")
+        assert response.status_code == 200, response.content
+        assert item(many(client), "/api/users/{param1}", "GET")["templateName"] == "SQL_INJECTION"
+
+    def test_a_global_env_change_is_seen_within_the_window(self, client, shop, settings, set_env):
+        settings.TESTGEN_STORED_RECHECK_SECONDS = 3600
+        many(client)
+        many(client)
+        stamps = dict(StoredTest.objects.values_list("endpoint_id", "stamp"))
+        set_env("http://127.0.0.1:9")
+        many(client)
+        renewed = dict(StoredTest.objects.values_list("endpoint_id", "stamp"))
+        assert all(renewed[e] != stamps[e] for e in stamps)
