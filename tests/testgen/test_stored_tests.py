@@ -3,6 +3,7 @@ and a change of what a test is generated from (the endpoint, its data fields, it
 environment, the templates and their settings) makes the next call generate it again."""
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -37,8 +38,6 @@ def single(client, **query) -> bytes:
 
 
 def item(body: bytes, path: str, method: str) -> dict:
-    import json
-
     return next(i for i in json.loads(body) if (i["endpoint"], i["method"]) == (path, method))
 
 
@@ -152,7 +151,7 @@ class TestInvalidation:
         assert client.delete(f"/api/v1/endpoint/{shop['search'].uuid}").status_code == 200
         assert not StoredTest.objects.filter(endpoint_id=shop["search"].uuid).exists()
         assert ("/api/search", "GET") not in {(i["endpoint"], i["method"]) for i in
-                                              __import__("json").loads(many(client))}
+                                              json.loads(many(client))}
 
 
 def test_template_code_is_part_of_the_fingerprint(tmp_path):
