@@ -135,3 +135,29 @@ class TestRunResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.outcome} {self.name}"
+
+
+class StoredTest(models.Model):
+    """A generated test result kept for one endpoint and one choice of template (``options``).
+
+    ``body`` is the result exactly as GET /gen-test-endpoint renders it (JSON bytes), so a
+    repeat call concatenates stored bytes. ``stamp`` fingerprints everything the result was
+    generated from (the endpoint, its data fields, traces and observed paths, the host's GET
+    patterns, the templates' code, the generation settings and the testing environment): a
+    row whose stamp no longer matches is regenerated and replaced (``testgen.services.stored``).
+    Rows go with their endpoint; at most one per endpoint and choice of template.
+    """
+
+    __test__ = False
+
+    endpoint = models.ForeignKey("inventory.Endpoint", on_delete=models.CASCADE, related_name="stored_tests")
+    options = models.CharField(max_length=80, help_text="'' for automatic selection, else TYPE:VERSION.")
+    stamp = models.CharField(max_length=64)
+    body = models.BinaryField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["endpoint", "options"], name="stored_test_unique")]
+
+    def __str__(self) -> str:
+        return f"Stored test {self.endpoint_id} {self.options or 'auto'}"

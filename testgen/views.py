@@ -4,6 +4,7 @@ from __future__ import annotations
 import uuid
 
 from django.db import transaction
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -53,6 +54,11 @@ _NO_ENDPOINT = OpenApiResponse(
 )
 
 
+def _json(body: bytes) -> HttpResponse:
+    """JSON already rendered (stored generated tests): sent as it is, as DRF would send it rendered."""
+    return HttpResponse(body, content_type="application/json")
+
+
 def _required_text(request, name: str) -> None:
     """SPEC's own 400 for a missing or empty required parameter (before other validation)."""
     if not (request.query_params.get(name) or "").strip():
@@ -76,8 +82,8 @@ class GenTestEndpointView(APIView):
         query = validate(GenTestEndpointQuery(data=query_dict(request.query_params)))
         endpoint = services.endpoint_find(endpoint=query["endpoint"].strip(), host=query.get("host"),
                                           method=query.get("method"))
-        return Response(services.test_generate(endpoint=endpoint, template_name=query.get("type"),
-                                               version=query.get("version")))
+        return _json(services.test_generate_json(endpoint=endpoint, template_name=query.get("type"),
+                                                 version=query.get("version")))
 
 
 class GenTestEndpointsView(APIView):
@@ -89,8 +95,9 @@ class GenTestEndpointsView(APIView):
     def get(self, request):
         _required_text(request, "host")
         query = validate(GenTestEndpointsQuery(data=query_dict(request.query_params)))
-        return Response(services.tests_generate_for_host(host=query["host"].strip(), template_name=query.get("type"),
-                                                         version=query.get("version")))
+        return _json(services.tests_generate_for_host_json(host=query["host"].strip(),
+                                                           template_name=query.get("type"),
+                                                           version=query.get("version")))
 
 
 class GlobalEnvView(APIView):

@@ -291,6 +291,10 @@ if AGENT_KEY_BITS not in (2048, 3072, 4096) or AGENT_CONFIG_MAX_ENDPOINTS < 0:
 TESTGEN_SQLI_DELAY_SECONDS = env.int("TESTGEN_SQLI_DELAY_SECONDS", default=3)
 TESTGEN_RATE_LIMIT_BURST = env.int("TESTGEN_RATE_LIMIT_BURST", default=50)
 TESTGEN_MAX_INPUTS = env.int("TESTGEN_MAX_INPUTS", default=10)
+# Stored generated tests of a host whose stamps were checked this many seconds ago, with the inventory
+# version unchanged since, are served without checking again (0: check on every call). Traffic that
+# changes no endpoint or field shows in generated tests after at most this long. testgen/services/stored.py
+TESTGEN_STORED_RECHECK_SECONDS = env.float("TESTGEN_STORED_RECHECK_SECONDS", default=1.0)
 # Longest a test run may take in the worker (seconds); a run still RUNNING past it is closed FAILED.
 TESTGEN_RUN_TIME_LIMIT = env.int("TESTGEN_RUN_TIME_LIMIT", default=3600)
 # Environment variables that {{env.NAME}} placeholders may read, only in runs of

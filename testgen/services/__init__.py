@@ -10,6 +10,7 @@ from .environment import (
 )
 from .generation import NO_TEMPLATE, endpoint_find, test_generate, tests_generate_for_host
 from .run_policy import RunRefused
+from .stored import test_generate_json, tests_generate_for_host_json
 from .runs import (
     NO_ENVIRONMENT,
     test_run_cli,
@@ -39,5 +40,7 @@ __all__ = [
     "identities_stored",
     "run_environment_load",
     "test_generate",
+    "test_generate_json",
     "tests_generate_for_host",
+    "tests_generate_for_host_json",
 ]

@@ -28,6 +28,9 @@ OPTIONS = {"webhooks.py": ["--with-ingestion", "--burst"]}
 SCRIPTS = {
     "ingestion.py": (10, ["ingest batches (empty inventory): analysed", "ingest single posts (known inventory): analysed",
                           "after batch ingestion: worker RSS"]),
+    "metlo_workload.py": (2, ["400 single posts, 10 clients: first post → all 400 endpoints listed",
+                              "400 single posts, 10 clients: CPU per trace", "GET /endpoints?limit=10",
+                              "GET /gen-test-endpoints?host=…", "after reads: web RSS"]),
     "reads.py": (11, ["GET /endpoints", "after reads: web RSS"]),
     "testgen.py": (12, ["gen-test-endpoints over HTTP"]),
     "webhooks.py": (13, ["webhooks paced: alert commit → receipt p99", "webhooks burst: lost deliveries",
