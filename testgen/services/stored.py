@@ -9,6 +9,9 @@ result is generated from, computed by PostgreSQL in the same statement that read
 * its data fields (section, path, type, content type, status code: what the profile reads);
 * the ids of its 5 newest traces and its 20 newest observed paths (with their last-seen time);
 * for writes (POST, PUT, PATCH), the host's GET patterns (the read-back path of the profile);
+* the host's endpoints with their last activity, and the uploaded specs' last change: what the
+  templates read across the host (values seen on other endpoints, the login route, user names,
+  spec enums); any new trace of the host regenerates its results;
 * the testing environment row (any change of it);
 * the templates' code (:func:`templates_fingerprint`: the source of the ``testgen`` package and
   of the modules generation reads, read once per process, so a deploy with edited templates
@@ -84,6 +87,17 @@ JOIN inventory_host h ON h.id = e.host_id
 LEFT JOIN testgen_storedtest s ON s.endpoint_id = e.uuid AND s.options = %s
 WHERE """
 
+# What every result of a host also reads from the host's other endpoints (testgen.hostfacts: values
+# seen per field in their newest traces, the login route; testgen.profile: the user names the user
+# read path was called with) and from uploaded specs (enums): the host's endpoints with their last
+# activity (moved by new traffic, 1 s resolution) and the specs' last change. Over-invalidates
+# (any new trace of the host regenerates its results), never serves a result older than its inputs.
+_HOST_FACTS_SQL = """
+SELECT md5(concat_ws(chr(30),
+         (SELECT count(*) || ':' || coalesce(max(updated_at)::text, '') FROM detections_openapispec),
+         string_agg(e.uuid::text || chr(31) || coalesce(e.last_active::text, ''), chr(29) ORDER BY e.uuid)))
+FROM inventory_endpoint e
+WHERE """
 
 # The stored bodies of a host, without stamps (a trusted check, see the module docstring).
 _BODIES_SQL = f"""
@@ -154,17 +168,22 @@ def render(value) -> bytes:
     return _RENDERER.render(value)
 
 
-def _stamped(where: str, params: list, *, options: str, get_patterns: list[str] | None = None) -> list[_Stored]:
+def _stamped(where: str, params: list, *, options: str, get_patterns: list[str] | None = None,
+             host_where: str = _HOST_WHERE, host_params: list | None = None) -> list[_Stored]:
     """The endpoints selected by ``where``, each with its current stamp and its stored body when
-    that body is still valid. ``get_patterns``: the host's GET patterns (read from the rows when None)."""
+    that body is still valid. ``get_patterns``: the host's GET patterns (read from the rows when None);
+    ``host_where``/``host_params``: the host's endpoints, whose traffic every result also reads."""
     # Prepared, and in binary form: the stored bodies arrive as bytes, without hex text to decode.
     with pg_cursor(binary=True) as cursor:
         cursor.execute(_STAMP_SQL + where, [options, *params], prepare=True)
         rows = cursor.fetchall()
+        cursor.execute(_HOST_FACTS_SQL + host_where, host_params if host_params is not None else params,
+                       prepare=True)
+        host_facts = cursor.fetchone()[0] or ""
     if get_patterns is None:
         get_patterns = [path for _, path, method, *_ in rows if method == "GET"]
     read_back = hashlib.sha256("\x1e".join(sorted(get_patterns)).encode()).hexdigest()
-    base = _generation_key(options, rows[0][4] if rows else None)
+    base = _generation_key(options, rows[0][4] if rows else None) + host_facts.encode()
     result = []
     for uuid, path, method, endpoint_stamp, environment, stored_stamp, body in rows:
         parts = [base, endpoint_stamp.encode()]
@@ -270,7 +289,7 @@ def stored_for_endpoint(*, endpoint: Endpoint, template_name: str | None, versio
         get_patterns = list(Endpoint.objects.filter(host_id=endpoint.host_id, method="GET")
                             .values_list("path", flat=True))
     items = _stamped("e.uuid = %s", [endpoint.uuid], options=options_key(template_name, version),
-                     get_patterns=get_patterns or [])
+                     get_patterns=get_patterns or [], host_where="e.host_id = %s", host_params=[endpoint.host_id])
     if not items:  # deleted meanwhile: answer from the row in hand, as before
         return render(test_generate(endpoint=endpoint, template_name=template_name, version=version))
     _generate(items, host_id=None, template_name=template_name, version=version)

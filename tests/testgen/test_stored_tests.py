@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 from django.test.utils import CaptureQueriesContext
 
 from classification.models import DataField
 from core.enums import DataSection
+from inventory.models import Endpoint
 from testgen.models import StoredTest
 from testgen.services import test_generate, tests_generate_for_host
 from testgen.services.stored import render, sources_fingerprint
@@ -122,10 +125,21 @@ class TestInvalidation:
         endpoint_from_traffic(host=SHOP, method="GET", path="/api/health")
         assert many(client) == render(tests_generate_for_host(host=SHOP))
         changed = {e for e, s in StoredTest.objects.values_list("endpoint_id", "stamp") if stamps.get(e) != s}
-        # The writes (their read-back path comes from the host's GET patterns) and the new endpoint.
-        assert changed == {shop["user_update"].uuid, shop["comment_create"].uuid, shop["login"].uuid,
-                           *StoredTest.objects.filter(endpoint__path="/api/health").values_list("endpoint_id",
-                                                                                                flat=True)}
+        # Every result: the host's endpoints are read across by every template (read-back paths of the
+        # writes, values seen elsewhere, user names), and the new endpoint has a result of its own.
+        assert changed == set(StoredTest.objects.values_list("endpoint_id", flat=True))
+        assert StoredTest.objects.filter(endpoint__path="/api/health").exists()
+
+    def test_new_traffic_on_another_endpoint_of_the_host_generates_every_result_again(self, client, shop):
+        """MASS_ASSIGNMENT reads the values seen on the host's other endpoints, BOLA the user names its
+        user read was called with: new traffic anywhere on the host (which moves that endpoint's
+        lastActive, as ingestion does) makes every stored result of the host stale."""
+        many(client)
+        stamps = dict(StoredTest.objects.values_list("endpoint_id", "stamp"))
+        Endpoint.objects.filter(uuid=shop["search"].uuid).update(last_active=timezone.now() + timedelta(seconds=5))
+        assert many(client) == render(tests_generate_for_host(host=SHOP))
+        renewed = dict(StoredTest.objects.values_list("endpoint_id", "stamp"))
+        assert all(renewed[e] != stamp for e, stamp in stamps.items())
 
     def test_a_global_env_change_generates_again(self, client, shop, set_env):
         many(client)
