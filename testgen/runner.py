@@ -50,15 +50,14 @@ from urllib.parse import urlencode
 from requests.structures import CaseInsensitiveDict
 
 from core.outbound import TargetError, TargetRefused
-from inventory.ingest.credentials import AUTH_SCHEMES
 
-from . import jwt
 from .assertions import AssertionOutcome, AssertionResult, assertion_evaluate, validate_assertion
 from .evidence import Redactor, finding_severity, result_evidence, run_secrets
 from .client import AnswerTimeout, ConnectionFailed, NotSent, TestClient
 from .gates import not_sent
-from .identities import IdentitySet, LoginFailed, UnknownIdentity
+from .identities import IdentitySet, UnknownIdentity
 from .placeholders import MISSING, Resolver, Unresolved, literal
+from .run_credentials import forge_jwt, login_as, one_scheme, refresh_credential
 from .services.environment import RunEnvironment
 from .targets import TargetGuard
 
@@ -67,7 +66,6 @@ RETRY_BACKOFF_S = 0.2
 # A path parameter left in a URL (one brace each side; environment placeholders have two).
 PATH_PARAMETER = re.compile(r"(?<!\{)\{[^{}/]*\}(?!\})")
 # "Bearer Bearer x": a template wrote the scheme seen in traffic and authToken carried it too.
-DOUBLED_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9-]*) (?=\1 )", re.IGNORECASE)
 
 
 class Outcome:
@@ -325,7 +323,7 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
             url = environment.base_url + url
         headers = CaseInsensitiveDict({k: str(v) for k, v in resolver.resolve(env_headers).items()})
         for name, value in resolver.resolve(request.get("headers") or {}).items():
-            headers[name] = "" if value is None else _one_scheme(str(value))
+            headers[name] = "" if value is None else one_scheme(str(value))
         params = {k: "" if v is None else str(v) for k, v in resolver.resolve(request.get("queryParams") or {}).items()}
         body = resolver.resolve(request.get("body"))
     except Unresolved as exc:
@@ -341,7 +339,7 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
             headers[identity.header] = identity.credential()
     for name in request.get("omitHeaders") or []:
         headers.pop(str(name), None)
-    if request.get("jwtAttack") and not _forge_jwt(request, headers, record):
+    if request.get("jwtAttack") and not forge_jwt(request, headers, record):
         return
     if PATH_PARAMETER.search(url):  # {param1} or an operator's {itemId}; {{…}} were resolved above
         record.exchanges.append(Exchange(method, url, None, CaseInsensitiveDict(), "", 0.0,
@@ -357,7 +355,7 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
                          timeout_ms=timeout_ms, retries=environment.retries)
         if exchange.status == 401 and not refreshed:
             refreshed = True
-            if _refresh_credential(identities, headers, resolver):
+            if refresh_credential(identities, headers, resolver):
                 exchange = _send(client, method=method, url=url, headers=headers, params=params or None, data=data,
                                  timeout_ms=timeout_ms, retries=environment.retries)
         record.exchanges.append(exchange)
@@ -366,60 +364,14 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
 
 
 def _login_as(client, request, record, resolver, environment, identities) -> None:
-    """Send an identity's login (``loginAs``), its password replaced by ``loginPassword`` when given,
-    and record the answer; the identity's token is left as it is. Skipped when the identity or its
-    login recipe is missing."""
-    try:
-        identity = identities.identity(str(request["loginAs"]))
-    except UnknownIdentity:
-        record.skipped = f"identity {request['loginAs']} is not configured"
+    """Send an identity's login (``loginAs``, see :func:`.run_credentials.login_as`) and record the answer."""
+    prepared = login_as(request, resolver, identities)
+    if isinstance(prepared, str):
+        record.skipped = prepared
         return
-    if not identity.login:
-        record.skipped = f"identity {identity.name} has no login recipe"
-        return
-    try:
-        password = None if request.get("loginPassword") is None else str(resolver.resolve(request["loginPassword"]))
-        method, url, headers, data = identities.login_request(identity, password=password)
-    except (LoginFailed, Unresolved) as exc:
-        record.skipped = f"cannot log in identity {identity.name}: {exc}"
-        return
+    method, url, headers, data = prepared
     record.exchanges.append(_send(client, method=method, url=url, headers=headers, params=None, data=data,
                                   timeout_ms=environment.timeout_ms, retries=environment.retries))
-
-
-def _forge_jwt(request: dict, headers: CaseInsensitiveDict, record: RequestRecord) -> bool:
-    """Replace the credential header's token by the ``jwtAttack`` variant (testgen/jwt.py); False
-    (and the request skipped) when that variant cannot be made."""
-    header = str(request.get("jwtHeader") or "Authorization")
-    forged = jwt.forge(str(request["jwtAttack"]), headers.get(header, ""))
-    if forged.value is None:
-        record.skipped = forged.description
-        return False
-    headers[header] = forged.value
-    record.description = f"{record.description}: {forged.description}"
-    return True
-
-
-def _one_scheme(value: str) -> str:
-    """``Bearer Bearer x`` → ``Bearer x`` (a known auth scheme written twice); anything else as it is."""
-    match = DOUBLED_SCHEME.match(value)
-    return value[match.end():] if match and match.group(1).lower() in AUTH_SCHEMES else value
-
-
-def _refresh_credential(identities: IdentitySet, headers: CaseInsensitiveDict, resolver: Resolver) -> bool:
-    """After a 401 to an identity's own request (its current credential in its header): log it in
-    again and put the new credential in ``headers`` and the placeholder values. False when the
-    request was nobody's own (a tampered or missing credential) or the login failed."""
-    owner = identities.owner_of(headers)
-    if owner is None:
-        return False
-    try:
-        identities.refresh(owner)
-    except LoginFailed:
-        return False
-    headers[owner.header] = owner.credential()
-    resolver.values.update(identities.values())
-    return True
 
 
 def _evaluate_all(test: dict, records: list[RequestRecord], resolver: Resolver) -> list[AssertionResult]:
