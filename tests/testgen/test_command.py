@@ -86,17 +86,15 @@ def test_unreadable_file_is_reported(tmp_path, set_env):
         run_command("--file", str(tmp_path / "missing.json"))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Issue #15: one result remains on the fixed twin: BOLA on GET /api/comments/{param1} cannot decide (the "
-    "only comment traffic showed is alice's own, and bob has no comment id configured), an ERROR naming "
-    "{{identities.bob.objectIds.comment}} until the INCONCLUSIVE outcome (DECISIONS §8) lands, which this test "
-    "should then count. RATE_LIMIT on POST /api/comments and SQL_INJECTION on the throttled login are fixed."))
 def test_whole_inventory_against_the_fixed_shop_passes(shop, serve, set_env):
     # bob, the second test identity, owns the object BOLA writes to on PATCH /api/users/{param1}.
     set_env(serve(vulnerable=False).base_url, identities=[BOB])
     status, output = run_command()
-    assert status == 0, output
-    assert "25 passed, 0 failed, 0 error(s)" in output
+    assert status == 0, output  # an INCONCLUSIVE result does not fail the run (DECISIONS §8)
+    # BOLA on GET /api/comments/{param1} cannot decide: the only comment traffic showed is alice's own
+    # and bob has no comment id configured; the test says which id to configure.
+    assert "24 passed, 0 failed, 0 error(s), 1 inconclusive" in output
+    assert "{{identities.bob.objectIds.comment}}" in output
 
 
 def test_whole_inventory_against_the_vulnerable_shop_fails(shop, serve, set_env):
@@ -105,9 +103,9 @@ def test_whole_inventory_against_the_vulnerable_shop_fails(shop, serve, set_env)
     assert status == 1
     # No --type: every applicable template on every endpoint (25 tests on 6 endpoints), not one each.
     assert "Running 25 test(s)" in output
-    # BOLA on GET /api/comments/{param1} cannot decide: the one comment seen is alice's own (an ERROR
-    # naming the comment id to configure; INCONCLUSIVE once that outcome lands).
-    assert "12 passed, 12 failed, 1 error(s)" in output
+    # BOLA on GET /api/comments/{param1} cannot decide: the one comment seen is alice's own (INCONCLUSIVE,
+    # naming the comment id to configure).
+    assert "12 passed, 12 failed, 0 error(s), 1 inconclusive" in output
     assert "PASS  MASS_ASSIGNMENT POST /api/login" in output
     assert "PASS  XSS POST /api/comments" in output  # a JSON answer: no browser renders the reflection
     # Creating comments in a burst is no finding (not a credential flow), and the API stays up.
