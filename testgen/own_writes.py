@@ -58,8 +58,7 @@ def object_slots(profile: EndpointProfile) -> list[ObjectSlot]:
     pattern = path_segments(profile.path)
     user = profile.user_path_position()
     implicit = profile.implicit_user.key if profile.implicit_user is not None else None
-    read = None
-    facts = profile.facts
+    facts = profile.facts  # the host's reads, loaded only when a write has a GET reading its object
     slots = []
     for item in profile.path_inputs:
         if item.key in (user, implicit):
@@ -73,7 +72,8 @@ def object_slots(profile: EndpointProfile) -> list[ObjectSlot]:
     for item in profile.query_inputs:
         if USER_QUERY.match(item.name) or not ID_QUERY.search(item.name):
             continue
-        read = facts.reads.get(profile.path) if facts is not None else None
+        has_read = profile.host_reads is not None and profile.path in profile.host_reads.patterns
+        read = facts.reads.get(profile.path) if facts is not None and has_read else None
         owned = [(literal(query[item.name]), owner) for source in (profile, read) if source is not None
                  for _, query, (_, owner) in source.trace_owners if query.get(item.name)]
         slots.append(ObjectSlot(item.name, item.name, query_resource(item.name), tuple(owned)))
