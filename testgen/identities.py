@@ -7,7 +7,8 @@ identity with a ``login`` recipe before the first test (DECISIONS §8); the runn
 What templates and tests use:
 
 * placeholders — ``{{authToken}}`` (the primary's credential, ready for its header),
-  ``{{testUserId}}``, and per identity ``{{identities.NAME.authToken}}`` (credential with its
+  ``{{testUserId}}``, ``{{objectIds.RESOURCE}}`` (the primary's own objects, from the environment's
+  values), and per identity ``{{identities.NAME.authToken}}`` (credential with its
   scheme), ``{{identities.NAME.token}}`` (bare token), ``{{identities.NAME.userId}}``,
   ``{{identities.NAME.objectIds.RESOURCE}}``, ``{{identities.NAME.password}}`` (the password-like
   field of its login body, for BOLA to restore a password it proved another identity could change);

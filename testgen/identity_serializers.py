@@ -6,7 +6,8 @@ with ``/``, taken relative to ``baseUrl``. ``tokenPath`` is a dotted path into t
 (``data.token``, ``tokens[0]``). ``header`` (default ``Authorization``) and ``scheme`` (default
 ``Bearer``; ``""`` for none) say how the token is sent.
 
-``identities``: further test users — ``[{name, authToken?, userId?, objectIds?, login?}]``.
+``identities``: further test users — ``[{name, authToken?, userId?, objectIds?, login?}]``; the
+top-level ``objectIds`` gives the primary identity's own objects in the same shape.
 """
 from __future__ import annotations
 
@@ -104,25 +105,33 @@ class LoginSerializer(serializers.Serializer):
         return value
 
 
+class ObjectIdsField(serializers.DictField):
+    """An ``objectIds`` object (an identity's, or the primary's at the top level): resource name -> id."""
+
+    def __init__(self, **kwargs):
+        super().__init__(child=_Text(max_length=255), **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if len(value) > MAX_OBJECT_IDS:
+            raise serializers.ValidationError(f"At most {MAX_OBJECT_IDS} object ids.")
+        for name in value:
+            if not _NAME.match(name):
+                raise serializers.ValidationError(f"Invalid resource name: {name!r}.")
+        return value
+
+
 class IdentitySerializer(serializers.Serializer):
     name = _Text(max_length=64)
     authToken = _Text(max_length=8192, required=False, allow_blank=True)
     userId = _Text(max_length=255, required=False)
-    objectIds = serializers.DictField(child=_Text(max_length=255), required=False)
+    objectIds = ObjectIdsField(required=False)
     login = LoginSerializer(required=False)
 
     def validate_name(self, value: str) -> str:
         if not _NAME.match(value) or value.lower() in RESERVED_IDENTITY_NAMES:
             raise serializers.ValidationError(
                 "A letter or _, then letters, digits, - or _ (at most 64); 'primary' is reserved.")
-        return value
-
-    def validate_objectIds(self, value: dict) -> dict:  # noqa: N802 - wire name
-        if len(value) > MAX_OBJECT_IDS:
-            raise serializers.ValidationError(f"At most {MAX_OBJECT_IDS} object ids.")
-        for name in value:
-            if not _NAME.match(name):
-                raise serializers.ValidationError(f"Invalid resource name: {name!r}.")
         return value
 
     def validate(self, attrs):

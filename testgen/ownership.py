@@ -31,6 +31,10 @@ OWNER_KEYS = ("owner", "ownerId", "owner_id", "userId", "user_id", "username", "
 # Body fields naming the user a write is about (PUT /profile {"username": "bob", ...}).
 USER_FIELD = re.compile(r"^(user(name)?|user[_-]?id|login|account[_-]?id|customer[_-]?id|member[_-]?id|"
                         r"owner|owner[_-]?id)$", re.I)
+# Query parameters naming a user, and naming an object by id (BOLA's targets; writes' own objects).
+USER_QUERY = re.compile(r"^(user|account|customer|member|profile|owner|person)[_-]?(id|uuid|name)?$", re.I)
+ID_QUERY = re.compile(r"(^(id|uid|uuid|guid)$)|([_-](id|uuid)$)|([a-z0-9](Id|ID|Uuid)$)")
+ID_SUFFIX = re.compile(r"([_-]?(id|uuid|guid)|(Id|ID|Uuid))$")
 PASSWORD_FIELD = re.compile(r"^(new[_-]?)?(password|passwd|pass|pwd)$", re.I)
 # Path segments of functions meant for another role.
 ADMIN_SEGMENTS = {"admin", "admins", "administrator", "administration", "staff", "internal", "manage",
@@ -94,6 +98,11 @@ def object_id_key(object_ids: dict[str, str], resource: str | None) -> str | Non
         if singular(key) == resource:
             return key
     return None
+
+
+def query_resource(name: str) -> str | None:
+    """The resource type an id-like query parameter names (``bookId`` → ``book``; ``id`` → None)."""
+    return singular(ID_SUFFIX.sub("", name)) or None
 
 
 def owner_named(answer_text: str) -> tuple[str, str] | None:

@@ -111,6 +111,8 @@ class EndpointProfile:
     trace_owners: list[tuple[list[str], dict[str, str], tuple[str, str]]] = field(default_factory=list)
     implicit_user: Input | None = None  # a literal user name in the path (/users/v1/carol/password)
     facts: HostFacts | None = field(default=None, repr=False)  # the host's other endpoints, loaded on use
+    write_slots: list | None = None  # objects a write names (own_writes.py), found on first use
+    not_own: dict[str, str] = field(default_factory=dict)  # slot placeholder -> why a write naming it is not sent
 
     @property
     def inputs(self) -> list[Input]:

@@ -264,8 +264,8 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
         return result
     for record, request in zip(records, test["requests"], strict=True):
         missing = resolver.missing_env(request)
-        if missing and request.get("optional"):
-            record.skipped = f"optional; {{{{{missing[0]}}}}} is not set"
+        if missing and (request.get("optional") or request.get("skip")):  # a request never sent needs no value
+            record.skipped = request.get("skip") or f"optional; {{{{{missing[0]}}}}} is not set"
         elif missing:
             result.message = f"request {record.index} needs {{{{{missing[0]}}}}}, which is not set"
             return result

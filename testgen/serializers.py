@@ -13,7 +13,7 @@ from core.masking import MaskedForReadKeys, evidence_masked, url_masked
 from detections.serializers import TimestampField
 
 from .evidence import evidence_masked_for_read
-from .identity_serializers import IdentitiesField, LoginSerializer
+from .identity_serializers import IdentitiesField, LoginSerializer, ObjectIdsField
 from .placeholders import env_references
 from .services.environment import BUILTIN_KEYS
 from .templates import template_names, template_versions
@@ -211,6 +211,8 @@ class GlobalEnvSerializer(serializers.Serializer):
                                                           trim_whitespace=False), required=False)
     login = LoginSerializer(required=False, help_text="How the primary identity logs in (DECISIONS §8).")
     identities = IdentitiesField(required=False, help_text="Further test users (DECISIONS §8).")
+    objectIds = ObjectIdsField(required=False, help_text="The primary identity's own object ids per resource "
+                                                        "type, written to by generated writes.")
 
     def validate_headers(self, value: dict) -> dict:
         if len(value) > 100:
@@ -264,6 +266,7 @@ class GlobalEnvResponseSerializer(serializers.Serializer):
     headers = serializers.DictField(child=serializers.CharField(), required=False)
     login = serializers.JSONField(required=False)
     identities = serializers.JSONField(required=False)
+    objectIds = serializers.DictField(child=serializers.CharField(), required=False)
 
 
 assert set(BUILTIN_KEYS) == set(GlobalEnvSerializer._declared_fields)

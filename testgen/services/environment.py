@@ -22,9 +22,11 @@ logger = logging.getLogger(__name__)
 DEFAULT_TIMEOUT_MS = 10_000
 DEFAULT_RETRIES = 2
 
-BUILTIN_KEYS = ("baseUrl", "authToken", "testUserId", "timeout", "retries", "headers", "login", "identities")
-# Stored together, encrypted (DECISIONS §8): they hold tokens and login bodies (passwords).
-IDENTITY_KEYS = ("login", "identities")
+BUILTIN_KEYS = ("baseUrl", "authToken", "testUserId", "timeout", "retries", "headers", "login", "identities",
+                "objectIds")
+# Stored together, encrypted (DECISIONS §8): they hold tokens and login bodies (passwords); objectIds
+# (the primary identity's own objects, in the shape of an identity's) goes with them.
+IDENTITY_KEYS = ("login", "identities", "objectIds")
 
 
 class AuthTokenUnreadable(Exception):
@@ -100,27 +102,28 @@ def identities_stored(row: TestingEnvironment) -> dict:
         ) from exc
 
 
-def identity_views() -> tuple[str | None, tuple]:
-    """``(testUserId, identities)`` of the global environment for test generation: the further
-    identities that can authenticate (an ``authToken`` or a ``login``) as
-    :class:`~testgen.templates._base.IdentityView`, without their secrets. Nothing when no
-    environment is set or its identities cannot be decrypted (logged)."""
+def identity_views() -> tuple[str | None, tuple, dict]:
+    """``(testUserId, identities, objectIds)`` of the global environment for test generation: the
+    further identities that can authenticate (an ``authToken`` or a ``login``) as
+    :class:`~testgen.templates._base.IdentityView`, without their secrets, and the primary identity's
+    own object ids. Nothing when no environment is set or its identities cannot be decrypted (logged)."""
     from ..ownership import password_key
     from ..templates._base import IdentityView
 
     row = _global_row()
     if row is None:
-        return None, ()
+        return None, (), {}
     try:
-        stored = identities_stored(row).get("identities") or []
+        decrypted = identities_stored(row)
     except AuthTokenUnreadable:
         logger.warning("Testing environment %s: identities cannot be decrypted with the configured key", row.pk)
-        stored = []
+        decrypted = {}
+    stored = decrypted.get("identities") or []
     views = tuple(
         IdentityView(name=item["name"], user_id=item.get("userId"), object_ids=dict(item.get("objectIds") or {}),
                      has_password=password_key((item.get("login") or {}).get("body")) is not None)
         for item in stored if item.get("authToken") or item.get("login"))
-    return row.test_user_id, views
+    return row.test_user_id, views, dict(decrypted.get("objectIds") or {})
 
 
 def _identities_encrypted(values: dict) -> str:
@@ -186,9 +189,10 @@ def run_environment_load(*, overrides: dict[str, str] | None = None) -> RunEnvir
             ) from exc
     if row.test_user_id is not None:
         values["testUserId"] = row.test_user_id
+    identities = identities_stored(row)
+    values.update({f"objectIds.{k}": v for k, v in (identities.get("objectIds") or {}).items()})
     values.update(overrides)
     values["baseUrl"] = values["baseUrl"].rstrip("/")
-    identities = identities_stored(row)
     return RunEnvironment(
         login=identities.get("login"),
         identities=tuple(identities.get("identities") or ()),

@@ -16,6 +16,7 @@ from inventory.models import Endpoint, Host
 from inventory.patterns.segments import path_segments, segment_is_parameter
 
 from ..errors import TestEndpointNotFound
+from ..own_writes import own_objects_in_writes
 from ..profile import EndpointProfile, profile_load, profiles_load
 from ..templates import GenerationContext, SecurityTemplate, template_get, templates_by_priority
 
@@ -94,11 +95,15 @@ def test_generate(*, endpoint: Endpoint, template_name: str | None = None, versi
     first applicable template in DECISIONS §8 order. Never raises for the endpoint's data:
     a template that fails on it is logged and skipped.
 
+    A write's example request names the test identity's own objects first (``own_writes.py``).
+
     Returns ``{success: True, templateName, templateVersion, test}`` or
     ``{success: False, msg: "No suitable test template found"}``.
     """
     profile = profile or profile_load(endpoint=endpoint)
     context = context or GenerationContext.from_settings()
+    # Writes name the test identity's own objects, whatever the template (DECISIONS §8).
+    own_objects_in_writes(profile, test_user_id=context.test_user_id, object_ids=context.object_ids)
     for template in _candidates(template_name, version):
         if not template.applies(profile):
             continue

@@ -19,6 +19,7 @@ from urllib.parse import quote
 from django.conf import settings
 
 from ..examples import body_with
+from ..own_writes import not_own_reason
 from ..placeholders import PLACEHOLDER, is_placeholder, literal_text
 from ..profile import EndpointProfile, Input
 
@@ -50,18 +51,20 @@ class GenerationContext:
     max_inputs: int
     test_user_id: str | None = None  # the primary identity's testUserId
     identities: tuple[IdentityView, ...] = ()  # further identities that can authenticate
+    object_ids: dict[str, str] = field(default_factory=dict)  # the primary identity's own objectIds
 
     @classmethod
     def from_settings(cls) -> GenerationContext:
         from ..services.environment import identity_views  # the services package imports the templates
 
-        test_user_id, identities = identity_views()
+        test_user_id, identities, object_ids = identity_views()
         return cls(
             sqli_delay_seconds=settings.TESTGEN_SQLI_DELAY_SECONDS,
             rate_limit_burst=settings.TESTGEN_RATE_LIMIT_BURST,
             max_inputs=settings.TESTGEN_MAX_INPUTS,
             test_user_id=test_user_id,
             identities=identities,
+            object_ids=object_ids,
         )
 
 
@@ -105,7 +108,14 @@ class SecurityTemplate:
     # --- helpers for subclasses -------------------------------------------------
     def test_config(self, profile: EndpointProfile, *, description: str, requests: list[dict],
                     assertions: list[dict]) -> dict:
-        """A TestConfig with SPEC's fields first, then the identifying extensions."""
+        """A TestConfig with SPEC's fields first, then the identifying extensions. A write request not
+        sent for want of an own object (own_writes.py) makes the test INCONCLUSIVE unless it finds something."""
+        reasons = set(profile.not_own.values())
+        unsent = next((i for i, r in enumerate(requests) if r.get("skip") in reasons), None)
+        if unsent is not None:
+            assertions = [*assertions, assertion(
+                "status", "matches", "^[1-5]", request=unsent, inconclusive=True,
+                description="Every write was sent to an object of the test identity's own")]
         return {
             "id": str(uuid.uuid5(TEST_ID_NAMESPACE, f"{profile.uuid}:{self.name}:{self.version}")),
             "name": f"{self.title}: {profile.method} {profile.path}",
@@ -200,6 +210,8 @@ def build_request(profile: EndpointProfile, description: str, *, segments: list[
     if body is not None:
         request["body"] = body
     request.update({k: v for k, v in extensions.items() if v is not None})
+    if "skip" not in request and (reason := not_own_reason(profile, method, request["url"], request.get("queryParams"))):
+        request["skip"] = reason  # a write naming no object of the test identity's own (own_writes.py)
     return request
 
 

@@ -30,20 +30,17 @@ show is never taken for someone else's, and one owned by the test identity is sk
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from inventory.patterns.segments import path_segments
 
-from ..ownership import USER_FIELD, admin_function, object_id_key, resource_name, singular
+from ..ownership import (ID_QUERY, USER_FIELD, USER_QUERY, admin_function, object_id_key, query_resource,
+                         resource_name)
 from ..placeholders import literal
 from ..profile import EndpointProfile, Input
 from ._base import GenerationContext, IdentityView, SecurityTemplate, assertion, build_request, register
 from ._bola_writes import Plan, attack, function_checks, write_checks
 
-USER_QUERY = re.compile(r"^(user|account|customer|member|profile|owner|person)[_-]?(id|uuid|name)?$", re.I)
-ID_QUERY = re.compile(r"(^(id|uid|uuid|guid)$)|([_-](id|uuid)$)|([a-z0-9](Id|ID|Uuid)$)")
-ID_SUFFIX = re.compile(r"([_-]?(id|uuid|guid)|(Id|ID|Uuid))$")
 READS = ("GET", "HEAD", "OPTIONS")
 DENIED = [401, 403, 404]
 MAX_OTHERS = 3
@@ -82,7 +79,7 @@ def target_of(profile: EndpointProfile) -> Target | None:
         return Target(item, False, resource_name(path_segments(profile.path), item.key))
     for item in profile.query_inputs:
         if ID_QUERY.search(item.name):
-            return Target(item, False, singular(ID_SUFFIX.sub("", item.name)) or None)
+            return Target(item, False, query_resource(item.name))
     if profile.method not in READS:
         for item in profile.body_inputs:
             if len(item.key) == 1 and USER_FIELD.match(item.name):

@@ -8,9 +8,9 @@ for names neither grounded nor already in the body (those are legitimate inputs)
 Where it writes (non-destructive, DECISIONS §8): a POST creates a new object; a body with a user
 name or email and a password (registration, login) gets a fresh user (``{{uniqueName}}``,
 a synthetic password), never an observed user's credentials. PUT/PATCH write only to the test
-user's own object (``{{testUserId}}`` on a user path, or a self path like ``/me``); any other target
-(an object named by an id or name seen in traffic, a credential change) is not sent, and the test is
-INCONCLUSIVE saying why.
+user's own object (``{{testUserId}}`` on a user path, the test identity's own objects elsewhere in the
+path — ``own_writes.py`` — or a self path like ``/me``); any other target (an object of no known
+owner, a name seen in traffic, a credential change) is not sent, and the test is INCONCLUSIVE saying why.
 
 How the effect is proved: the object is read back through every inventory GET that reads it (at
 most :data:`MAX_READS`): the same path (PUT/PATCH, read before the write too), its parent object
@@ -103,18 +103,17 @@ def _write_target(profile: EndpointProfile, body: dict) -> tuple[list[str], str 
     user_position = profile.user_path_position() if profile.is_authenticated else None
     if user_position is not None:
         own[user_position] = "{{testUserId}}"
+    if profile.not_own:  # an object of no known owner in the path or query (own_writes.py)
+        return own, next(iter(profile.not_own.values())), False
     if profile.method == "POST":
         return own, None, user_position is not None
     if any(PASSWORD_FIELD.match(str(k)) for k in body) or "password" in profile.path.lower():
         return own, "a credential change is not sent (it would lock the test identity out)", False
-    others = [i for i in profile.path_inputs if i.key != user_position]
-    if others:
-        return own, (f"{profile.method} {profile.path} names an object ({others[0].name} = "
-                     f"{others[0].example}) that may not belong to a test identity; not written"), False
     named = _names_an_observed_object(profile)
     if named:
         return own, f"{profile.method} {profile.path} names '{named}', seen in traffic as another user's; not written", False
-    return own, None, True
+    # The test user's own user (self paths read it back) unless the path names another own object (a book).
+    return own, None, not profile.write_slots
 
 
 def _names_an_observed_object(profile: EndpointProfile) -> str | None:

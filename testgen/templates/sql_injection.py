@@ -18,10 +18,15 @@ input's observed value (the baseline), then with that input replaced by:
   ``WAITFOR DELAY``) of ``TESTGEN_SQLI_DELAY_SECONDS``, with one control per context (the
   MySQL shape sleeping 0 s): a finding only when a sleep answer took 80 % of the delay
   more than the baseline while the control took less than 40 % of it more. These requests get a
-  timeout of the delay plus 10 s.
+  timeout of the delay plus 10 s. In writes the sleep is joined with ``AND``, not ``OR``: a
+  vulnerable UPDATE/DELETE must still touch only the object the value names.
+
+Writes name the test identity's own objects (``own_writes.py``): payloads in an object's path slot
+are built on the own object's id, so the rest of the statement's condition still names it.
 """
 from __future__ import annotations
 
+from ..ownership import WRITES
 from ..profile import EndpointProfile, Input
 from ._base import (GenerationContext, SecurityTemplate, assertion, input_label, inputs_named, register,
                     request_with_input)
@@ -69,17 +74,19 @@ def boolean_pairs(value: str, numeric: bool, like: bool) -> list[tuple[str, str,
     return pairs
 
 
-def time_payloads(value: str, delay: int, numeric: bool) -> list[tuple[str, str, str]]:
-    """(database, context, payload) causing a delay of ``delay`` seconds when injected."""
+def time_payloads(value: str, delay: int, numeric: bool, join: str = "OR") -> list[tuple[str, str, str]]:
+    """(database, context, payload) causing a delay of ``delay`` seconds when injected. ``join`` is
+    ``AND`` for writes: an injectable UPDATE/DELETE then still touches only the row the value names
+    (the test identity's own object), where ``OR`` would make its condition true for every row."""
     payloads = [
-        ("MySQL", "string", f"{value}' OR (SELECT 1 FROM (SELECT SLEEP({delay}))x)=1 -- "),
-        ("PostgreSQL", "string", f"{value}' OR (SELECT 1 FROM pg_sleep({delay}))=1 -- "),
+        ("MySQL", "string", f"{value}' {join} (SELECT 1 FROM (SELECT SLEEP({delay}))x)=1 -- "),
+        ("PostgreSQL", "string", f"{value}' {join} (SELECT 1 FROM pg_sleep({delay}))=1 -- "),
         ("SQL Server", "string", f"{value}'; WAITFOR DELAY '0:0:{delay}' -- "),
     ]
     if numeric:
         payloads += [
-            ("MySQL", "numeric", f"{value} OR (SELECT 1 FROM (SELECT SLEEP({delay}))x)=1 -- "),
-            ("PostgreSQL", "numeric", f"{value} OR (SELECT 1 FROM pg_sleep({delay}))=1 -- "),
+            ("MySQL", "numeric", f"{value} {join} (SELECT 1 FROM (SELECT SLEEP({delay}))x)=1 -- "),
+            ("PostgreSQL", "numeric", f"{value} {join} (SELECT 1 FROM pg_sleep({delay}))=1 -- "),
             ("SQL Server", "numeric", f"{value}; WAITFOR DELAY '0:0:{delay}' -- "),
         ]
     return payloads
@@ -144,12 +151,13 @@ def input_checks(profile: EndpointProfile, item: Input, delay: int, first: int) 
         requests.append(request_with_input(profile, f"{label}: always-false condition ({context_name})",
                                            item, false_payload, payload=false_payload))
     controls: dict[str, int] = {}  # one control per context: the first payload's shape, sleeping 0 s
-    for database, context_name, payload in time_payloads(value, 0, numeric):
+    join = "AND" if profile.method in WRITES else "OR"
+    for database, context_name, payload in time_payloads(value, 0, numeric, join):
         if context_name not in controls:
             controls[context_name] = first + len(requests)
             requests.append(request_with_input(profile, f"{label}: control ({database}, {context_name}, 0 s)",
                                                item, payload, payload=payload, timeout=(delay + 10) * 1000))
-    for database, context_name, payload in time_payloads(value, delay, numeric):
+    for database, context_name, payload in time_payloads(value, delay, numeric, join):
         assertions.append(timing_assertion(label, database, delay, first + len(requests), first,
                                            controls[context_name]))
         requests.append(request_with_input(profile, f"{label}: time-based payload ({database}, {delay} s)",

@@ -36,6 +36,8 @@ Routes (``Authorization: Bearer <jwt>`` unless said otherwise):
   body is stored with it (invisible from outside). Throttled in every twin like registration.
 * ``GET /books/v1``: titles. ``POST /books/v1`` ``{title, secret}`` -> 201 the book.
 * ``GET /books/v1/{id}``: a book with its secret. ``bola_read``: anyone's; fixed: the owner's only (404).
+* ``PUT /books/v1/{id}`` ``{title, secret}`` -> 200 the book. ``bola_book_write``: anyone's book is
+  changed; fixed: the owner's only (404). Book 3 is carol's (seeded; carol registers in traffic).
 * JWT: ``weak_jwt_secret``: signed with a dictionary word; ``jwt_alg_none``: unsigned tokens
   (``alg: none``) are accepted.
 """
@@ -53,7 +55,7 @@ import time
 
 FLAWS = ("sqli", "bola_password", "bola_email", "bola_read", "mass_assignment", "data_exposure", "enumeration",
          "unthrottled_login", "weak_jwt_secret", "jwt_alg_none", "bfla_role", "bola_body", "mass_assignment_role",
-         "mass_assignment_unreadable")
+         "mass_assignment_unreadable", "bola_book_write")
 ROLES = ("reader", "librarian")  # the account's role column (a CHECK constraint)
 ADMIN_ROLE = "admin"  # the role route's third value: sets the administrator flag
 WEAK_SECRET = "secret"
@@ -63,7 +65,8 @@ WINDOW_S = 30.0
 TOKEN_LIFETIME_S = 3600
 SEED_USERS = [("alice", "Alice-pw-1", "alice@books.test", "reader"), ("bob", "Bob-pw-2", "bob@books.test", "librarian")]
 SEED_ADMIN = ("root", "Root-pw-0", "root@books.test")
-SEED_BOOKS = [("alice", "Alice's diary", "alice-secret-42"), ("bob", "Bob's ledger", "bob-secret-77")]
+SEED_BOOKS = [("alice", "Alice's diary", "alice-secret-42"), ("bob", "Bob's ledger", "bob-secret-77"),
+              ("carol", "Carol's poems", "carol-secret-8")]
 
 
 def _b64(data: bytes) -> str:
@@ -212,6 +215,8 @@ class BooksApp:
             return self.book_create(environ, caller)
         if (m := re.fullmatch(r"/books/v1/([^/]+)", path)) and method == "GET":
             return self.book_read(caller, m.group(1))
+        if (m := re.fullmatch(r"/books/v1/([^/]+)", path)) and method == "PUT":
+            return self.book_update(environ, caller, m.group(1))
         return 404, {"status": "fail", "message": "Not found"}
 
     # --- users -------------------------------------------------------------------------
@@ -371,3 +376,17 @@ class BooksApp:
         if row is None or (row[1] != caller[0] and "bola_read" not in self.flaws and not self._librarian(caller)):
             return 404, {"status": "fail", "message": "Book not found"}
         return 200, {"id": row[0], "owner": row[1], "title": row[2], "secret": row[3]}
+
+    def book_update(self, environ, caller, raw_id: str):
+        body = self._body(environ)
+        with self.lock:
+            row = self.db.execute("SELECT owner FROM books WHERE id = ?", (raw_id,)).fetchone() \
+                if raw_id.isdigit() else None
+        if row is None or (row[0] != caller[0] and "bola_book_write" not in self.flaws):
+            return 404, {"status": "fail", "message": "Book not found"}
+        title, secret = body.get("title"), body.get("secret")
+        if not isinstance(title, str) or not isinstance(secret, str) or not title:
+            return 400, {"status": "fail", "message": "title and secret are required"}
+        with self.lock:
+            self.db.execute("UPDATE books SET title = ?, secret = ? WHERE id = ?", (title, secret, int(raw_id)))
+        return self.book_read(caller, raw_id) if row[0] == caller[0] else (200, {"id": int(raw_id), "title": title})

@@ -18,8 +18,8 @@ from tests.testgen.target_app import RunningTarget
 TEMPLATES = ("BOLA", "AUTH_BYPASS", "MASS_ASSIGNMENT", "SQL_INJECTION", "XSS", "RATE_LIMIT", "DATA_EXPOSURE",
              "USER_ENUMERATION")
 # The second test user, as docs/testgen.md tells operators to configure one: a login recipe (BOLA/BFLA
-# compare two real users; its password is only ever put back, never guessed).
-SECOND_USER = {"name": "bob", "userId": "bob",
+# compare two real users; its password is only ever put back, never guessed) and its own book.
+SECOND_USER = {"name": "bob", "userId": "bob", "objectIds": {"book": "2"},
                "login": {"url": "/users/v1/login", "body": {"username": "bob", "password": "Bob-pw-2"},
                          "tokenPath": "auth_token"}}
 FAST = {"TESTGEN_SQLI_DELAY_SECONDS": 1, "TESTGEN_RATE_LIMIT_BURST": 8, "TESTGEN_MAX_INPUTS": 5,

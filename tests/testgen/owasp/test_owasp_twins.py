@@ -58,7 +58,12 @@ ROWS = [
          r"PATCH /account/v1/me", "Build 3: a role value seen in traffic (the generic guess `admin` is a 500)"),
     Flaw("mass_assignment_unreadable", "API3:2023 Broken object property level authorization", ("MASS_ASSIGNMENT",),
          r"POST /newsletter/v1/subscriptions", "nothing reads the object back: INCONCLUSIVE by design"),
+    Flaw("bola_book_write", "API1:2023 Broken object level authorization", ("BOLA",), r"PUT /books/v1/[^/]+",
+         "Build 2: another identity's book (its objectIds.book) written, the effect read back as its owner"),
 ]
+# Twins measured by a run without --type (every applicable template): where any template's write to an
+# object of a user seen in traffic would change it (Build 6, checked after all runs).
+EVERY_TEMPLATE = {"bola_book_write"}
 # Measured on today's code; a row listed here is xfail(strict=True) with the reason after it.
 NOT_DETECTED = {
     "mass_assignment_unreadable": "nothing reads a subscription back, so the effect cannot be proven: the test is "
@@ -71,7 +76,7 @@ FALSE_FINDINGS: dict[str, str] = {}
 def measured(django_db_setup, django_db_blocker):
     """Every twin measured once: {"vulnerable": {flaw: Measure}, "fixed", "default" (a run without --type
     on the unthrottled-login twin): Measure, "endpoints": the vulnerable host's inventory, "apps": {flaw:
-    the vulnerable twin, after its runs}}."""
+    the vulnerable twin, "default run", "fixed": the twin after its runs}}."""
     from django.core.management import call_command
     from rest_framework.test import APIClient
 
@@ -86,8 +91,9 @@ def measured(django_db_setup, django_db_blocker):
                    {VULNERABLE, FIXED}, worker)
             apps = {row.name: BooksApp({row.name}) for row in ROWS}
             vulnerable = {row.name: measure(client, apps[row.name], VULNERABLE, _plan(VULNERABLE, row)) for row in ROWS}
-            default = measure(client, BooksApp({"unthrottled_login"}), VULNERABLE, [(None, None)])
-            fixed = measure(client, BooksApp(), FIXED, [(t, None) for t in RUN_ORDER])
+            apps["default run"], apps["fixed"] = BooksApp({"unthrottled_login"}), BooksApp()
+            default = measure(client, apps["default run"], VULNERABLE, [(None, None)])
+            fixed = measure(client, apps["fixed"], FIXED, [(t, None) for t in RUN_ORDER])
             _summary({**vulnerable, "default run, unthrottled_login": default}, fixed)
             yield {"vulnerable": vulnerable, "fixed": fixed, "default": default, "endpoints": endpoints(VULNERABLE),
                    "apps": apps}
@@ -116,7 +122,10 @@ def _recorded(app: BooksApp, host: str) -> list[dict]:
 
 
 def _plan(host: str, row: Flaw) -> list:
-    """Whole-host runs of the row's template, or each template on the row's endpoints."""
+    """Whole-host runs of the row's template, or each template on the row's endpoints; a run without
+    --type for the rows of ``EVERY_TEMPLATE``."""
+    if row.name in EVERY_TEMPLATE:
+        return [(None, None)]
     if row.templates != ANY:
         return [(t, None) for t in row.templates]
     return [(t, e) for e in endpoints(host, row.endpoint) for t in ANY]
@@ -166,9 +175,26 @@ def _user(app: BooksApp, name: str) -> tuple:
     return app.db.execute("SELECT password, email, admin, role, bio FROM users WHERE username = ?", (name,)).fetchone()
 
 
+def _book(app: BooksApp, book_id: int) -> tuple:
+    return app.db.execute("SELECT owner, title, secret FROM books WHERE id = ?", (book_id,)).fetchone()
+
+
 def test_tests_write_only_to_the_test_identities_objects(measured):
-    """Non-destructive (DECISIONS §8): even where the flaw let them, the tests changed nothing of root,
-    the administrator seen in traffic who is no test identity, and bob's password was put back."""
+    """Non-destructive (DECISIONS §8): on every twin, the fixed one included, and even where the flaw let
+    them, the tests changed nothing of users seen in traffic who are no test identity — root, the
+    administrator, and carol's book 3 (its id is the one traffic showed in ``PUT /books/v1/{id}``) —
+    and bob's password was put back."""
     for name, app in measured["apps"].items():
         assert _user(app, "root") == ("Root-pw-0", "root@books.test", 1, "librarian", ""), name
+        assert _book(app, 3) == ("carol", "Carol's poems", "carol-secret-8"), name
     assert _user(measured["apps"]["bola_password"], "bob")[0] == "Bob-pw-2"
+
+
+def test_every_template_writes_to_the_test_identitys_own_book(measured):
+    """On the twin where any book can be written, every template ran: their writes of ``PUT /books/v1/{id}``
+    went to alice's book 1 (traffic showed her owning it) or bob's (BOLA), never carol's, and were sent."""
+    found = measured["vulnerable"]["bola_book_write"]
+    writes = {r.template: r.outcome for r in found.results if r.matches(TEMPLATES, r"PUT /books/v1/[^/]+")}
+    assert {"AUTH_BYPASS", "SQL_INJECTION", "XSS", "MASS_ASSIGNMENT", "BOLA"} <= set(writes), writes
+    assert "INCONCLUSIVE" not in {writes[t] for t in ("AUTH_BYPASS", "SQL_INJECTION", "XSS")}, writes
+    assert _book(measured["apps"]["bola_book_write"], 1) != ("alice", "Alice's diary", "alice-secret-42")

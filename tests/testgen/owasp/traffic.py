@@ -81,6 +81,8 @@ def user_session(base_url: str) -> None:
                 body={"password": "Carol-pw-4"})[0] == 204
     assert call(base_url, "POST", "/books/v1", token=tokens["carol"],
                 body={"title": "Carol's notes", "secret": "carol-secret-9"})[0] == 201
+    assert call(base_url, "PUT", "/books/v1/3", token=tokens["carol"],
+                body={"title": "Carol's poems", "secret": "carol-secret-8b"})[0] == 200
     assert call(base_url, "GET", "/books/v1", token=tokens["bob"])[0] == 200
     for name, book in (("alice", 1), ("bob", 2), ("carol", 3)):
         assert call(base_url, "GET", f"/books/v1/{book}", token=tokens[name])[0] == 200
