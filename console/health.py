@@ -1,4 +1,4 @@
-"""Ingestion health: per agent source what arrived and what was refused, what the workers analysed,
+"""Ingestion health: per agent source what arrived, what was refused, analysed and failed,
 the backlog and its age, worker and beat liveness, queues nobody consumes; and a red line, with
 what to do, for each thing that is stuck. Counters: ``inventory.ingest.health``."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db.models import Min
+from django.db.models import Count, Min
 
 from core.queues import queues_status
 from inventory.counts import _redis
@@ -20,7 +20,9 @@ from inventory.models import IngestBatch
 HOUR_BUCKETS = 3600 // counters.BUCKET_SECONDS
 DAY_BUCKETS = 86400 // counters.BUCKET_SECONDS
 BACKLOG_STUCK_SECONDS = 300
-KINDS = ("accepted", "rejected_503", "rejected_4xx")
+# Per source: counted by the accept routes (accepted, refused) and by the worker from the batch
+# rows' source (analysed, skipped, failed: traces of batches marked FAILED).
+KINDS = ("accepted", "analysed", "skipped", "failed", "rejected_503", "rejected_4xx")
 REFUSAL_HINTS = {
     401: "The agent's API key is wrong or revoked: give it a valid key (admin, API keys).",
     403: "The agent's key may not ingest (a read key): give it an ingest or admin key.",
@@ -40,6 +42,7 @@ class Source:
     accepted_at: dt.datetime | None = None
     metlo_source: str = ""
     refused_status: int | None = None
+    failed_batches: int = 0  # its FAILED batches kept (database)
     hour: dict = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     day: dict = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
 
@@ -115,6 +118,11 @@ def health_read(*, ask_workers: bool = True) -> Health:
         sources = _sources(client, hour, day)
         beat = client.get(counters.BEAT_KEY)
         beat_age = now - float(beat) if beat else None
+    # FAILED batches per source (few rows: the worker marks a batch FAILED after five failed attempts).
+    failed = dict(IngestBatch.objects.filter(status=IngestBatch.Status.FAILED).order_by()
+                  .values_list("source").annotate(n=Count("id")))
+    for source in sources:
+        source.failed_batches = failed.get(f"{source.key}\x1f{source.agent}", 0)
     oldest = IngestBatch.objects.filter(status=IngestBatch.Status.PENDING).aggregate(at=Min("received_at"))["at"]
     try:
         queues = queues_status(ask_workers=ask_workers)
@@ -126,7 +134,7 @@ def health_read(*, ask_workers: bool = True) -> Health:
     health = Health(
         counting=client is not None, sources=sources, analysis_hour=_analysis(hour), analysis_day=_analysis(day),
         backlog=ingest_backlog(), backlog_age=now - oldest.timestamp() if oldest else None,
-        failed_batches=IngestBatch.objects.filter(status=IngestBatch.Status.FAILED).count(),
+        failed_batches=sum(failed.values()),
         workers=workers, queues=queues or [], beat_age=beat_age, problems=[],
     )
     health.problems = problems(health, broker_down=queues is None)
@@ -159,6 +167,10 @@ def problems(h: Health, *, broker_down: bool = False) -> list[tuple[str, str]]:
                       "See the worker log for the error; the batches are kept (Ingest batches) for inspection."))
     for source in h.sources:
         name = f"{source.key} / {source.agent}"
+        if source.hour["failed"]:
+            found.append((f"{name}: {source.hour['failed']} trace(s) failed analysis for good in the last hour.",
+                          "See the worker log for the error (it names the batch); this source's FAILED batches "
+                          "are kept (inventory_ingestbatch, its source column) for inspection."))
         if source.hour["rejected_503"]:
             found.append((f"{name}: {source.hour['rejected_503']} request(s) refused with 503 in the last hour "
                           "(backlog full).", "Analysis is behind: add workers or raise INGEST_MAX_BACKLOG."))

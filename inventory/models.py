@@ -243,6 +243,10 @@ class IngestBatch(models.Model):
     # long but healthy backlog is not flooded with duplicate messages.
     requeued_at = models.DateTimeField(null=True, blank=True)
     processed_at = models.DateTimeField(null=True, blank=True)
+    # Who sent it: the API key's name and the agent's User-Agent, as ingestion health names a source
+    # (``inventory.ingest.health.source_of``; never the key itself), so the worker counts what it
+    # analysed, skipped or failed per source. Empty for rows not sent through a route.
+    source = models.CharField(max_length=200, blank=True, default="")
 
     class Meta:
         indexes = [

@@ -17,6 +17,7 @@ from .ingest.maintenance import ingest_prune
 from .ingest.drain import drain_send
 from .ingest.pipeline import batch_analyze, batch_record_failure, singles_analyze
 from .learning import paths_learn
+from .models import IngestBatch
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ def analyze_batch_task(self, batch_id: int) -> None:
             return
         raise _retry(self, exc) from None
     if outcome is not None:
-        analysis_recorded(analysed=outcome.analysed, skipped=outcome.skipped)
+        analysis_recorded(analysed=outcome.analysed, skipped=outcome.skipped, by_source=outcome.by_source)
         _learn_groups(outcome)
 
 
@@ -73,7 +74,7 @@ def ingest_drain_task(self) -> int:
         if outcome is None:
             return analysed
         analysed += outcome.traces
-        analysis_recorded(analysed=outcome.analysed, skipped=outcome.skipped)
+        analysis_recorded(analysed=outcome.analysed, skipped=outcome.skipped, by_source=outcome.by_source)
         _learn_groups_debounced(outcome)
     try:
         drain_send()  # more than one budget's worth waiting: carry on in a fresh task
@@ -91,7 +92,9 @@ def _failure_recorded(batch_id: int, exc: Exception) -> bool:
     failed = batch_record_failure(batch_id=batch_id, error=exc)
     if failed:
         logger.error("ingest batch %s marked FAILED after repeated errors", batch_id)
-        analysis_recorded(failed_batches=1)
+        # Its traces count as failed for the source that sent them (one more query, once per FAILED batch).
+        row = IngestBatch.objects.filter(id=batch_id).values("source", "num_traces").first() or {}
+        analysis_recorded(failed_batches=1, by_source={row.get("source", ""): {"failed": row.get("num_traces", 0)}})
     return failed
 
 

@@ -16,7 +16,7 @@ from core.scopes import Scope, scope_allows
 
 from .ingest.accept import traces_accept
 from .ingest.agent_config import agent_config
-from .ingest.health import request_recorded
+from .ingest.health import request_recorded, source_of
 from .ingest.schema import AgentConfigSerializer, ProcessedTraceSerializer, RawTraceSerializer
 from .ingest.validation import MAX_REQUEST_BYTES, traces_validate
 
@@ -91,7 +91,7 @@ class _IngestView(APIView):
 
     def post(self, request):
         traces, body = self.read(request)
-        self.store(traces, body)
+        self.store(traces, body, source=source_of(request))
         request.accepted_traces = traces
         return Response("OK")
 
@@ -102,12 +102,13 @@ class _IngestView(APIView):
         return traces_validate(payload, batch=cls.batch, processed=cls.processed), body
 
     @classmethod
-    def store(cls, traces: list, body: bytes) -> None:
-        """Store validated traces (``ServiceBusy`` when the backlog is full: nothing stored then)."""
+    def store(cls, traces: list, body: bytes, *, source: str) -> None:
+        """Store validated traces sent by ``source`` (``ServiceBusy`` when the backlog is full: nothing
+        stored then)."""
         # The validated body is stored as sent (no re-serialisation) unless a trace carries credentials
         # of its own channel, which traces_accept redacts before storing (inventory.ingest.staging).
         traces_accept(traces=traces, processed=cls.processed, traces_json=body if cls.batch else b"[" + body + b"]",
-                      single=not cls.batch)
+                      single=not cls.batch, source=source)
 
     def finalize_response(self, request, response, *args, **kwargs):
         # Ingestion health (console): one pipelined Redis write per request, whatever the answer.
@@ -163,10 +164,12 @@ def _single_fast(view_class, request) -> HttpResponse | None:
     except Exception:  # noqa: BLE001 - nothing stored yet: the DRF view answers it in the SPEC's shape
         return None
     try:
-        view_class.store(traces, body)
+        view_class.store(traces, body, source=source_of(request, key=found[1]))
     except ServiceBusy:  # raised before storing: the DRF view answers the 503 (Retry-After)
         return None
-    request._auth = found[1]  # what ingestion health names the source by, as DRF's request would
+    # What ingestion health names the source by, as DRF's request would. Only once stored: DRF's
+    # request (the 503 above) would read it through to this one and skip authenticating.
+    request._auth = found[1]
     request_recorded(request, 200, traces)
     return HttpResponse(_OK_BODY, content_type="application/json")
 

@@ -107,7 +107,7 @@ def batch_enqueue(batch_id: int) -> None:
 
 
 def traces_accept(*, traces: list, processed: bool, traces_json: bytes | None = None,
-                  single: bool = False) -> IngestBatch | None:
+                  single: bool = False, source: str = "") -> IngestBatch | None:
     """Store validated traces as one PENDING batch and enqueue its analysis after commit.
 
     ``single`` (``/log-request/single``): no message of its own; the row is analysed by the next
@@ -120,7 +120,9 @@ def traces_accept(*, traces: list, processed: bool, traces_json: bytes | None = 
     and client-side quoting of the largest value the route writes. The returned
     row then has no ``traces`` loaded. Either way the row holds the traces with
     their credential channel redacted (``staging.traces_stage``; the JSON text
-    is re-serialised when a trace had one), never as received.
+    is re-serialised when a trace had one), never as received. ``source`` (who sent
+    them, ``inventory.ingest.health.source_of``) is written in the same INSERT, so the
+    worker counts its outcome per source.
     """
     if not traces:
         return None
@@ -136,24 +138,24 @@ def traces_accept(*, traces: list, processed: bool, traces_json: bytes | None = 
     # One INSERT: committed by itself (autocommit), or with the caller's transaction, before the
     # on-commit callback sends the message or the drain signal.
     if traces_json is not None and connection.vendor == "postgresql":
-        batch = _batch_insert_json(kind=kind, traces_json=traces_json, num_traces=len(traces))
+        batch = _batch_insert_json(kind=kind, traces_json=traces_json, num_traces=len(traces), source=source)
     else:
-        batch = IngestBatch.objects.create(kind=kind, traces=traces, num_traces=len(traces))
+        batch = IngestBatch.objects.create(kind=kind, traces=traces, num_traces=len(traces), source=source)
     _backlog_added(len(traces))
     transaction.on_commit(partial(drain_signal if single else batch_enqueue, batch.id))
     return batch
 
 
-def _batch_insert_json(*, kind: str, traces_json: bytes, num_traces: int) -> IngestBatch:
+def _batch_insert_json(*, kind: str, traces_json: bytes, num_traces: int, source: str) -> IngestBatch:
     """INSERT a PENDING batch whose traces are JSON text (server-side bound, cast to jsonb by PostgreSQL)."""
     from .sql import pg_cursor
 
-    batch = IngestBatch(kind=kind, num_traces=num_traces)
+    batch = IngestBatch(kind=kind, num_traces=num_traces, source=source)
     with pg_cursor() as cursor:
         cursor.execute(
-            "INSERT INTO inventory_ingestbatch (kind, traces, num_traces, status, attempts, error, received_at) "
-            "VALUES (%s, %s::jsonb, %s, %s, 0, '', %s) RETURNING id",
-            [kind, traces_json.decode("utf-8"), num_traces, batch.status, batch.received_at],
+            "INSERT INTO inventory_ingestbatch (kind, traces, num_traces, status, attempts, error, received_at, "
+            "source) VALUES (%s, %s::jsonb, %s, %s, 0, '', %s, %s) RETURNING id",
+            [kind, traces_json.decode("utf-8"), num_traces, batch.status, batch.received_at, source],
         )
         batch.id = cursor.fetchone()[0]
     return batch

@@ -6,7 +6,8 @@ Written on the hot paths with one pipelined Redis round trip each (no database w
   request refused: ``503`` backlog, other ``4xx``), per source: the API key's name and the
   User-Agent (the source's last ``meta.metloSource`` is kept beside it);
 * the worker calls :func:`analysis_recorded` once per analysis (traces analysed, skipped, batches
-  failed for good);
+  failed for good), globally and per source: each batch row keeps the source that sent it
+  (``IngestBatch.source``, written by the accept routes in the row's INSERT);
 * beat's watcher thread calls :func:`beat_seen` (liveness).
 
 Counts go into 10-minute buckets (a Redis hash per bucket, kept 25 hours): "last hour" is the six
@@ -39,11 +40,17 @@ def current_bucket(now: float | None = None) -> int:
     return int((now if now is not None else time.time()) // BUCKET_SECONDS)
 
 
-def _source(request) -> str:
-    key = request.__dict__.get("_auth")  # DRF's authenticated key; never authenticates again here
-    name = getattr(key, "name", None) or "(no valid key)"
-    agent = request.META.get("HTTP_USER_AGENT", "")[:200] or "(no User-Agent)"
-    return f"{name}\x1f{agent}"
+SOURCE_MAX_LENGTH = 200  # IngestBatch.source
+
+
+def source_of(request, *, key=None) -> str:
+    """The source a request is counted under: the API key's name and the User-Agent, at most
+    ``SOURCE_MAX_LENGTH`` characters (stored on the batch row too); never the key itself.
+    ``key``: the request's API key, else the one DRF authenticated (never authenticates here)."""
+    key = key or request.__dict__.get("_auth")
+    name = (getattr(key, "name", None) or "(no valid key)")[:100]
+    agent = request.META.get("HTTP_USER_AGENT", "").replace("\x00", "") or "(no User-Agent)"
+    return f"{name}\x1f{agent}"[:SOURCE_MAX_LENGTH]
 
 
 def _metlo_source(traces) -> str:
@@ -74,7 +81,7 @@ def _write(counters: dict[str, int], hashes: dict[str, dict[str, str]] | None = 
 
 def request_recorded(request, status: int, traces=None) -> None:
     """One ingestion request answered with ``status``; ``traces`` the accepted ones (when 200)."""
-    source = _source(request)
+    source = source_of(request)
     if status < 300:
         counter, amount = "accepted", len(traces or ())
     else:
@@ -88,10 +95,21 @@ def request_recorded(request, status: int, traces=None) -> None:
     _write({f"{source}\x1e{counter}": amount}, hashes)
 
 
-def analysis_recorded(*, analysed: int = 0, skipped: int = 0, failed_batches: int = 0) -> None:
-    """One analysis by a worker: traces analysed and skipped, or a batch marked FAILED."""
-    _write({f"{ANALYSIS}\x1eanalysed": analysed, f"{ANALYSIS}\x1eskipped": skipped,
-            f"{ANALYSIS}\x1efailed_batches": failed_batches})
+ANALYSIS_KINDS = ("analysed", "skipped", "failed")
+
+
+def analysis_recorded(*, analysed: int = 0, skipped: int = 0, failed_batches: int = 0,
+                      by_source: dict[str, dict[str, int]] | None = None) -> None:
+    """One analysis by a worker: traces analysed and skipped, or a batch marked FAILED; ``by_source``
+    splits them per source (``{source: {"analysed": n, "skipped": n, "failed": n}}``, the batch
+    rows' ``source``; rows without one are counted globally only)."""
+    counts = {f"{ANALYSIS}\x1eanalysed": analysed, f"{ANALYSIS}\x1eskipped": skipped,
+              f"{ANALYSIS}\x1efailed_batches": failed_batches}
+    for source, figures in (by_source or {}).items():
+        if source:
+            for kind in ANALYSIS_KINDS:
+                counts[f"{source}\x1e{kind}"] = figures.get(kind, 0)
+    _write(counts)
 
 
 def beat_seen() -> None:

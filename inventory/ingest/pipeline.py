@@ -71,6 +71,10 @@ class Outcome:
     timings: dict = field(default_factory=dict)
     # (host id, method, segment count) of the endpoints created: learning looks at these groups.
     new_endpoint_groups: set = field(default_factory=set)
+    # [analysed, skipped] of each group of traces given (each batch row), in order; and per source
+    # of the rows ({source: {"analysed": n, "skipped": n}}), for ingestion health.
+    by_group: list = field(default_factory=list)
+    by_source: dict = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- entry points
@@ -131,6 +135,10 @@ def _claimed_analyze(batches: list[IngestBatch]) -> Outcome:
     IngestBatch.objects.filter(id__in=[b.id for b in batches]).update(
         status=IngestBatch.Status.DONE, processed_at=timezone.now(), traces=[], error=""
     )
+    for batch, (analysed, skipped) in zip(batches, outcome.by_group):
+        figures = outcome.by_source.setdefault(batch.source, {"analysed": 0, "skipped": 0})
+        figures["analysed"] += analysed
+        figures["skipped"] += skipped
     return outcome
 
 
@@ -200,24 +208,28 @@ def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bo
     detection and redaction happen before the writes, and the rows every batch
     touches (usage counters, endpoints) are written last.
     """
-    outcome = Outcome(batches=len(groups), traces=sum(len(g) for g, _ in groups))
+    outcome = Outcome(batches=len(groups), traces=sum(len(g) for g, _ in groups),
+                      by_group=[[0, 0] for _ in groups])
     clock = _Clock(outcome.timings)
     config = class_config_load()
     detections = Detections(config)
 
     traces: list[Trace] = []
-    for raw_traces, received_at in groups:
+    group_of: dict[int, list] = {}  # id(trace) -> its group's [analysed, skipped]
+    for (raw_traces, received_at), counts in zip(groups, outcome.by_group):
         for index, raw in enumerate(raw_traces):
             try:
                 trace = trace_from_agent(raw, index, processed=processed, received_at=received_at)
             except (TypeError, ValueError, AttributeError):
                 logger.warning("trace %s of a batch could not be read; skipped", index)
-                outcome.skipped += 1
+                counts[1] += 1
                 continue
             if not trace.host or trace.method not in METHODS:
-                outcome.skipped += 1
+                counts[1] += 1
                 continue
             traces.append(trace)
+            group_of[id(trace)] = counts
+    outcome.skipped = sum(skipped for _, skipped in outcome.by_group)
     clock.lap("read")
     if not traces:
         return outcome
@@ -227,6 +239,9 @@ def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bo
     outcome.new_endpoint_groups = {(ep.host.id, ep.method, ep.num_segments) for _, ep in matched if ep.created}
     outcome.skipped += len(traces) - len(matched)
     outcome.analysed = len(matched)
+    resolved = {id(trace) for trace, _ in matched}
+    for trace in traces:
+        group_of[id(trace)][0 if id(trace) in resolved else 1] += 1
     clock.lap("hosts and endpoints")
     if not matched:
         return outcome
@@ -247,7 +262,12 @@ def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bo
         except Exception as exc:  # noqa: BLE001 - one odd trace must not fail (and block) its whole batch
             # Withheld: the message may quote the trace's data (core.logsafe); type and stack are kept.
             logger.error("trace %s of a batch could not be analysed; skipped", trace.index, exc_info=withheld(exc))
+            # Skipped, no longer analysed (analysed + skipped = traces), in its group's counts too.
+            counts = group_of[id(trace)]
+            outcome.analysed -= 1
             outcome.skipped += 1
+            counts[0] -= 1
+            counts[1] += 1
             continue
         fields.merge(endpoint.uuid, result)
         results.append((result, endpoint))

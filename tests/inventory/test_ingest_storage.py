@@ -330,3 +330,26 @@ def test_coalescing_stays_under_its_trace_limit(client, django_capture_on_commit
         for i in range(3):
             client.post(V1, [raw_trace(path=f"/queue/{i}")], format="json")
     assert batch_analyze(batch_id=callbacks[0].args[0]).batches == expected
+
+
+def test_each_row_records_its_source_and_the_analysis_counts_per_source(client, api_key):
+    """Both accept paths (the single-trace fast path, the DRF batch routes) write the sender on the
+    row, the key's name and User-Agent, never the key; a coalesced analysis splits its counts by it."""
+    a = "metlo-python-agent/1.0 " + "x" * 300  # cut: the source is at most 200 characters
+    assert client.post("/api/v1/log-request/single", raw_trace(), format="json", HTTP_USER_AGENT=a).status_code == 200
+    # The second trace is accepted, then skipped by the analysis (a method no endpoint can have).
+    assert client.post(V1, [raw_trace(path="/b/2"), raw_trace(path="/b/3", method="BREW")], format="json",
+                       HTTP_USER_AGENT="metlo-node-agent/2.0").status_code == 200
+    assert client.post("/api/v2/log-request/batch", sample("v2-batch-flask-01.json"), format="json").status_code == 200
+
+    source_a, source_b = f"tests\x1f{a}"[:200], "tests\x1fmetlo-node-agent/2.0"
+    assert len(source_a) == 200
+    rows = {(kind, n): source for kind, n, source in IngestBatch.objects.values_list("kind", "num_traces", "source")}
+    assert rows == {("RAW", 1): source_a, ("RAW", 2): source_b, ("PROCESSED", 2): "tests\x1f(no User-Agent)"}
+    assert not any(api_key in source for source in rows.values())
+
+    outcome = batch_analyze(batch_id=IngestBatch.objects.get(kind="RAW", num_traces=1).id)
+    # The single row and the batch row (both RAW) were analysed together, each counted for its sender.
+    assert outcome.batches == 2
+    assert outcome.by_source == {source_a: {"analysed": 1, "skipped": 0}, source_b: {"analysed": 1, "skipped": 1}}
+    assert (outcome.analysed, outcome.skipped) == (2, 1)
