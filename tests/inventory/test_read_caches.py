@@ -27,6 +27,10 @@ from tests.support.processes import process_env, wait_for
 from tests.support.web import start_web
 
 pytestmark = pytest.mark.django_db(transaction=True)
+needs_redis = pytest.mark.skipif(
+    not getattr(__import__("django.conf").conf.settings, "REDIS_URL", ""),
+    reason="the inventory version the caches follow lives in Redis; without it (make run's embedded default) "
+           "answers are kept for the time-to-live only (inventory/counts.py)")
 
 LIST = "/api/v1/endpoints"
 
@@ -96,12 +100,13 @@ def consistent(web, session) -> bool:
     return True
 
 
+@needs_redis
 def test_every_kind_of_write_is_answered_at_once_by_the_cached_lists(web, api_key, client):
     session = requests.Session()
     session.headers["Authorization"] = api_key
 
     def check(step: str) -> None:
-        wait_for(lambda: consistent(web, session), timeout=10, message=f"stale list answers after {step}")
+        wait_for(lambda: consistent(web, session), timeout=10, message=lambda: f"stale list answers after {step}")
 
     analyse(raw_trace(host="shop.example.com", path="/api/users/42", response_body={"email": "ada@example.com"}),
             raw_trace(host="shop.example.com", path="/api/orders/7", response_body={"total": 3}))
@@ -146,12 +151,12 @@ def test_every_kind_of_write_is_answered_at_once_by_the_cached_lists(web, api_ke
         body = session.get(detail_url, timeout=10).content
         return body == ORJSONRenderer().render(services.endpoint_detail(endpoint_id=str(users.uuid)))
 
-    wait_for(detail_fresh, timeout=10, message="stale detail")
+    wait_for(detail_fresh, timeout=10, message=lambda: "stale detail")
     alert = users.alerts.first()
     assert client.put(f"/api/v1/alert/{alert.uuid}", {"updateType": "resolve"}, format="json").status_code == 200
-    wait_for(detail_fresh, timeout=10, message="stale detail after an alert's status change")
+    wait_for(detail_fresh, timeout=10, message=lambda: "stale detail after an alert's status change")
     analyse(raw_trace(host="shop.example.com", path="/api/users/44", response_body={"name": "x"}))
-    wait_for(detail_fresh, timeout=10, message="stale detail after an analysis")
+    wait_for(detail_fresh, timeout=10, message=lambda: "stale detail after an analysis")
 
     assert client.delete(f"/api/v1/endpoint/{orders.uuid}").status_code == 200
     check("DELETE endpoint")
