@@ -3,7 +3,9 @@
 With ``APISCOPE_MEMDEBUG=/tmp/mem.txt`` the process starts ``tracemalloc`` at start-up, and each
 ``SIGUSR2`` sent to a gunicorn *worker* (not the master: SIGUSR2 re-executes the master) appends to
 that file the RSS, glibc's ``malloc_info`` totals (memory glibc holds but Python freed) and the 30
-biggest Python allocation sites. tracemalloc slows every allocation: never set it in production.
+biggest Python allocation sites. tracemalloc slows every allocation and its own tables take memory
+(glibc's figures include them): ``APISCOPE_MEMDEBUG_TRACE=0`` reports the totals without it. Never
+set either in production.
 """
 from __future__ import annotations
 
@@ -43,6 +45,25 @@ def _malloc_totals() -> str:
             f"free in it {(total['fast'] + total['rest']) >> 20} MB; mmapped {total['mmap'] >> 20} MB")
 
 
+def _pymalloc_mb() -> str:
+    """Bytes in pymalloc's arenas (small Python objects), from ``sys._debugmallocstats`` (it writes to fd 2)."""
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryFile() as tmp:
+        saved = os.dup(2)
+        try:
+            os.dup2(tmp.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        text = tmp.read().decode(errors="replace")
+    found = re.search(r"# arenas allocated current\s*=\s*([\d,]+)", text)
+    return f"pymalloc arenas {found.group(1) if found else '?'} (1 MiB each)"
+
+
 def _report(signum, frame) -> None:  # noqa: ARG001 - signal handler
     import tracemalloc
 
@@ -50,9 +71,10 @@ def _report(signum, frame) -> None:  # noqa: ARG001 - signal handler
         rss = next(line.split()[1] for line in fh if line.startswith("VmRSS:"))
     current, peak = tracemalloc.get_traced_memory()
     lines = [f"== {time.strftime('%H:%M:%S')} pid {os.getpid()} RSS {int(rss) >> 10} MB; Python traced "
-             f"{current >> 20} MB (peak {peak >> 20} MB); {_malloc_totals()}"]
-    for stat in tracemalloc.take_snapshot().statistics("lineno")[:30]:
-        lines.append(f"{stat.size >> 10:>8} KiB {stat.count:>8} {stat.traceback[0]}")
+             f"{current >> 20} MB (peak {peak >> 20} MB); {_malloc_totals()}; {_pymalloc_mb()}"]
+    if tracemalloc.is_tracing():
+        for stat in tracemalloc.take_snapshot().statistics("lineno")[:30]:
+            lines.append(f"{stat.size >> 10:>8} KiB {stat.count:>8} {stat.traceback[0]}")
     with open(os.environ[ENV], "a") as fh:
         fh.write("\n".join(lines) + "\n")
     tracemalloc.reset_peak()
@@ -64,5 +86,6 @@ def install() -> None:
         return
     import tracemalloc
 
-    tracemalloc.start()
+    if os.environ.get("APISCOPE_MEMDEBUG_TRACE", "1") != "0":  # 0: RSS and allocator totals only
+        tracemalloc.start()
     signal.signal(signal.SIGUSR2, _report)
