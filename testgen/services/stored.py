@@ -32,6 +32,7 @@ stored and every call generates.
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import logging
 import threading
@@ -220,6 +221,7 @@ def _generate(items: list[_Stored], *, host_id: int | None, template_name: str |
     if any(i.body is None for i in items):
         with _generating:
             _generate_locked(items, host_id=host_id, template_name=template_name, version=version)
+            gc.collect()  # its reference cycles now, before they pin memory in the oldest generation
 
 
 def _generate_locked(items: list[_Stored], *, host_id: int | None, template_name: str | None,
