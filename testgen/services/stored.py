@@ -32,8 +32,10 @@ stored and every call generates.
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -207,12 +209,24 @@ def _store(items: list[_Stored], options: str) -> None:
         logger.warning("Generated tests of %d endpoints not stored (%s)", len(rows), type(exc).__name__)
 
 
+# One generation at a time per process: it is CPU-bound (the threads share one GIL, so running
+# them together is not faster) and a host's 100 endpoints take ~13 MB while generated; 8 threads
+# generating at once made the web's memory peak at ~110 MB of Python objects (bench/README.md).
+_generating = threading.Lock()
+
+
 def _generate(items: list[_Stored], *, host_id: int | None, template_name: str | None,
               version: int | None) -> None:
     """Generate the missing bodies (profiles in one go), then store them."""
+    if any(i.body is None for i in items):
+        with _generating:
+            _generate_locked(items, host_id=host_id, template_name=template_name, version=version)
+            gc.collect()  # its reference cycles now, before they pin memory in the oldest generation
+
+
+def _generate_locked(items: list[_Stored], *, host_id: int | None, template_name: str | None,
+                     version: int | None) -> None:
     missing = [i for i in items if i.body is None]
-    if not missing:
-        return
     endpoints = list(Endpoint.objects.filter(uuid__in=[i.uuid for i in missing]).select_related("host"))
     profiles = profiles_load(endpoints=endpoints, host_id=host_id)
     context = GenerationContext.from_settings()
