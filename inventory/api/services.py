@@ -130,6 +130,22 @@ def endpoint_detail(*, endpoint_id: str, rendered_traces: bool = False) -> dict:
                                   traces_limit=MAX_DETAIL_TRACES, rendered_traces=rendered_traces)
 
 
+def endpoint_detail_body(*, endpoint_id: str) -> bytes:
+    """GET /endpoint/{id} rendered (``ORJSONRenderer`` of :func:`endpoint_detail`): on PostgreSQL from
+    prepared statements (``detail_sql``), else, or for data only the ORM path renders exactly, that path."""
+    from django.db import connection
+
+    from core.renderers import ORJSONRenderer
+
+    if connection.vendor == "postgresql":
+        from .detail_sql import endpoint_detail_body as sql_body
+
+        body = sql_body(endpoint_key(endpoint_id), traces_limit=MAX_DETAIL_TRACES)
+        if body is not None:
+            return body
+    return ORJSONRenderer().render(endpoint_detail(endpoint_id=endpoint_id, rendered_traces=True))
+
+
 def endpoint_usage(*, endpoint_id: str, now: dt.datetime | None = None) -> dict:
     """GET /endpoint/{id}/usage (DECISIONS §4).
 
