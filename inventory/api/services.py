@@ -124,10 +124,27 @@ def endpoint_detail(*, endpoint_id: str, rendered_traces: bool = False) -> dict:
     """GET /endpoint/{id}: the wire dict (``render.endpoint_detail``) of the endpoint with its fields,
     alerts and traces. Fields by section and path; alerts newest first; traces newest first, at
     most 100 (``rendered_traces``: as ready JSON, ``render.traces_rendered``). Five queries (six when some
-    traces' JSON is not rendered yet in this process); the fifth reads the uploaded or generated spec."""
+    traces' JSON is not rendered yet in this process); the fifth reads the uploaded or generated spec.
+    The route answers :func:`endpoint_detail_body` (these bytes, from prepared SQL on PostgreSQL)."""
     endpoint = endpoint_get(endpoint_id=endpoint_id)
     return render.endpoint_detail(endpoint, openapi_spec=endpoint_openapi_spec(endpoint),
                                   traces_limit=MAX_DETAIL_TRACES, rendered_traces=rendered_traces)
+
+
+def endpoint_detail_body(*, endpoint_id: str) -> bytes:
+    """GET /endpoint/{id} rendered (``ORJSONRenderer`` of :func:`endpoint_detail`): on PostgreSQL from
+    prepared statements (``detail_sql``), else, or for data only the ORM path renders exactly, that path."""
+    from django.db import connection
+
+    from core.renderers import ORJSONRenderer
+
+    if connection.vendor == "postgresql":
+        from .detail_sql import endpoint_detail_body as sql_body
+
+        body = sql_body(endpoint_key(endpoint_id), traces_limit=MAX_DETAIL_TRACES)
+        if body is not None:
+            return body
+    return ORJSONRenderer().render(endpoint_detail(endpoint_id=endpoint_id, rendered_traces=True))
 
 
 def endpoint_usage(*, endpoint_id: str, now: dt.datetime | None = None) -> dict:

@@ -89,8 +89,7 @@ class EndpointDetailView(APIView):
     )
     def get(self, request, endpoint_id: str):
         def answer() -> tuple[bytes, None]:
-            detail = services.endpoint_detail(endpoint_id=endpoint_id, rendered_traces=True)
-            return ORJSONRenderer().render(detail), None
+            return services.endpoint_detail_body(endpoint_id=endpoint_id), None
 
         return Response(Prerendered(cached_answer(("endpoint", endpoint_id), answer)[0]))
 

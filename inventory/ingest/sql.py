@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 import weakref
 from collections.abc import Iterable, Sequence
 
@@ -53,6 +54,20 @@ def pg_cursor(*, binary: bool = False):
         cursor.format = psycopg.pq.Format.BINARY
     return cursor
 
+
+
+def pg_execute(cursor, sql: str, params=None):
+    """Run ``sql`` on a :func:`pg_cursor` as a prepared statement (parsed and planned once per
+    connection) and return the cursor. Logged in Django's ``connection.queries`` while queries are
+    captured (``DEBUG``, ``assertNumQueries``), as the ORM's are."""
+    connection = connections[DEFAULT_DB_ALIAS]
+    if not connection.queries_logged:
+        return cursor.execute(sql, params, prepare=True)
+    start = time.monotonic()
+    try:
+        return cursor.execute(sql, params, prepare=True)
+    finally:
+        connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - start:.3f}"})
 
 # psycopg connection -> staging tables known to exist on it (registered once their creation committed).
 _staging_tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
