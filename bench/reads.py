@@ -263,6 +263,9 @@ def main() -> None:
                 continue
             first, statements = captured_sql(svc, path, params)
             cold_ms = sql_time_ms(svc, first)
+            # A repeat served from the answer cache runs no SQL at all: the bare-SQL yardstick is then
+            # the statements of the uncached request (the work the cache spares), not an empty list.
+            statements = [sql for sql in statements if "inventory_" in sql or "classification_" in sql] or first
             sessions = [svc.session() for _ in range(args.clients)]
             url = svc.base_url + path
 

@@ -67,7 +67,17 @@ def pg_execute(cursor, sql: str, params=None):
     try:
         return cursor.execute(sql, params, prepare=True)
     finally:
-        connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - start:.3f}"})
+        connection.queries_log.append({"sql": _bound(cursor, sql, params), "time": f"{time.monotonic() - start:.3f}"})
+
+
+def _bound(cursor, sql: str, params) -> str:
+    """The statement with its parameters in it, as Django logs the ORM's (runnable as it stands)."""
+    import psycopg
+
+    try:
+        return psycopg.ClientCursor(cursor.connection).mogrify(sql, params) if params else sql
+    except Exception:  # noqa: BLE001 - a log line must never fail the query it describes
+        return sql
 
 # psycopg connection -> staging tables known to exist on it (registered once their creation committed).
 _staging_tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
