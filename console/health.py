@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db.models import Count, Min
 
 from core.queues import queues_status
-from inventory.counts import _redis
+from inventory.counts import redis_client
 from inventory.ingest import health as counters
 from inventory.ingest.accept import ingest_backlog
 from inventory.models import IngestBatch
@@ -109,7 +109,7 @@ def _analysis(totals: dict) -> dict:
 def health_read(*, ask_workers: bool = True) -> Health:
     """Everything the page shows. Asks the workers (about a second) unless ``ask_workers`` is off."""
     now = time.time()
-    client = _redis()
+    client = redis_client()
     hour = day = {}
     sources: list[Source] = []
     beat_age = None

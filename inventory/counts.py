@@ -47,7 +47,7 @@ _client = None
 _client_failed_at = 0.0
 
 
-def _redis():
+def redis_client():
     """A module-wide Redis client on ``REDIS_URL`` (None without Redis, or for 10 s after a failure)."""
     global _client
     url = getattr(settings, "REDIS_URL", "")
@@ -60,7 +60,7 @@ def _redis():
     return _client
 
 
-def _redis_failed(exc: Exception) -> None:
+def redis_failed(exc: Exception) -> None:
     global _client_failed_at
     _client_failed_at = time.monotonic()
     logger.warning("inventory count cache: Redis unavailable (%s); counting without the cache", type(exc).__name__)
@@ -75,7 +75,7 @@ _version_read: tuple[float, int] | None = None
 def inventory_version() -> int | None:
     """The current inventory version; None when it cannot be read (then nothing is cached)."""
     global _version_read
-    client = _redis()
+    client = redis_client()
     if client is None:
         return 0 if not getattr(settings, "REDIS_URL", "") else None
     read = _version_read
@@ -85,7 +85,7 @@ def inventory_version() -> int | None:
     try:
         version = int(client.get(VERSION_KEY) or 0)
     except Exception as exc:  # noqa: BLE001 - a cache must never fail a request
-        _redis_failed(exc)
+        redis_failed(exc)
         return None
     _version_read = (now, version)
     return version
@@ -94,12 +94,12 @@ def inventory_version() -> int | None:
 def _bump() -> None:
     global _version_read, _answers_bytes
     _version_read = None
-    client = _redis()
+    client = redis_client()
     if client is not None:
         try:
             client.incr(VERSION_KEY)
         except Exception as exc:  # noqa: BLE001
-            _redis_failed(exc)
+            redis_failed(exc)
     with _lock:
         _cache.clear()
         _answers.clear()

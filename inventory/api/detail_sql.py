@@ -20,7 +20,7 @@ import orjson
 
 from core.errors import EndpointNotFound
 
-from .render import _strings
+from .render import string_list
 
 # A timestamptz column in the wire format of core.fields.timestamp (milliseconds truncated, UTC).
 _WIRE_TIME = "to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
@@ -141,13 +141,13 @@ def endpoint_detail_body(endpoint_key: uuid.UUID, *, traces_limit: int) -> bytes
         host_id, path, spec_name, is_graphql, graphql_schema, item, fields, alerts, traces, spec = row
         try:
             data = _loads(item, None)
-            data["dataClasses"] = _strings(data["dataClasses"])
-            data["resourcePermissions"] = _strings(data["resourcePermissions"])
+            data["dataClasses"] = string_list(data["dataClasses"])
+            data["resourcePermissions"] = string_list(data["resourcePermissions"])
             data["dataFields"] = _loads(fields, [])
             for field in data["dataFields"]:
-                field["dataClasses"] = _strings(field["dataClasses"])
-                field["falsePositives"] = _strings(field["falsePositives"])
-                field["scannerIdentified"] = _strings(field["scannerIdentified"])
+                field["dataClasses"] = string_list(field["dataClasses"])
+                field["falsePositives"] = string_list(field["falsePositives"])
+                field["scannerIdentified"] = string_list(field["scannerIdentified"])
             data["alerts"] = _loads(alerts, [])
             data["traces"] = _loads(traces, [])
             if spec_name:

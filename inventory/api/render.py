@@ -28,7 +28,7 @@ ENDPOINT_COLUMNS = (
 )
 
 
-def _strings(values) -> list:
+def string_list(values) -> list:
     return [None if v is None else str(v) for v in (values or ())]
 
 
@@ -46,8 +46,8 @@ def endpoint_item(row: tuple) -> dict:
         "host": host,
         "method": method,
         "riskScore": risk,
-        "dataClasses": _strings(classes),
-        "resourcePermissions": _strings(permissions),
+        "dataClasses": string_list(classes),
+        "resourcePermissions": string_list(permissions),
         "firstDetected": timestamp(first),
         "lastActive": timestamp(last),
         "isAuthenticatedDetected": bool(auth_detected),
@@ -83,9 +83,9 @@ def data_field_item(row: tuple) -> dict:
      last_seen) = row
     return {
         "uuid": str(uuid),
-        "dataClasses": _strings(classes),
-        "falsePositives": _strings(fps),
-        "scannerIdentified": _strings(scanner),
+        "dataClasses": string_list(classes),
+        "falsePositives": string_list(fps),
+        "scannerIdentified": string_list(scanner),
         "dataType": dtype,
         "dataSection": section,
         "dataPath": path,

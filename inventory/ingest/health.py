@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import time
 
-from inventory.counts import _redis, _redis_failed
+from inventory.counts import redis_client, redis_failed
 
 BUCKET_SECONDS = 600
 KEEP_SECONDS = 25 * 3600
@@ -62,7 +62,7 @@ def _metlo_source(traces) -> str:
 
 
 def _write(counters: dict[str, int], hashes: dict[str, dict[str, str]] | None = None) -> None:
-    client = _redis()
+    client = redis_client()
     if client is None:
         return
     key = bucket_key(current_bucket())
@@ -76,7 +76,7 @@ def _write(counters: dict[str, int], hashes: dict[str, dict[str, str]] | None = 
             pipe.hset(name, mapping=values)
         pipe.execute()
     except Exception as exc:  # noqa: BLE001 - counting must never fail an ingestion request
-        _redis_failed(exc)
+        redis_failed(exc)
 
 
 def request_recorded(request, status: int, traces=None) -> None:
@@ -113,9 +113,9 @@ def analysis_recorded(*, analysed: int = 0, skipped: int = 0, failed_batches: in
 
 
 def beat_seen() -> None:
-    client = _redis()
+    client = redis_client()
     if client is not None:
         try:
             client.set(BEAT_KEY, time.time(), ex=KEEP_SECONDS)
         except Exception as exc:  # noqa: BLE001
-            _redis_failed(exc)
+            redis_failed(exc)
