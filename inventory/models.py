@@ -137,6 +137,11 @@ class ApiTrace(models.Model):
     meta = models.JSONField(default=dict, blank=True)
     redacted = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
+    # The trace as GET /endpoint/{id} shows it (``render.trace_json``), rendered once by the ingestion
+    # writer that stores it: the detail concatenates these bytes. NULL where that writer could not
+    # promise the bytes a rendering of the columns gives (and on rows written another way): the
+    # readers then render the columns.
+    rendered = models.BinaryField(null=True, editable=False)
 
     class Meta:
         indexes = [
@@ -145,6 +150,13 @@ class ApiTrace(models.Model):
             # Age pruning (7 days).
             models.Index(fields=["created_at"], name="trace_created"),
         ]
+
+    def save(self, *args, **kwargs):
+        """A trace edited or created through the ORM has no rendering it could contradict."""
+        self.rendered = None
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "rendered"}
+        super().save(*args, **kwargs)
 
 
 class UsageMinute(models.Model):

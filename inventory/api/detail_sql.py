@@ -2,12 +2,16 @@
 
 The ORM path (``render.endpoint_detail`` with ``services.endpoint_openapi_spec``) stays the
 reference and the SQLite path. Here one statement resolves the id (the endpoint itself, else the
-endpoint it was merged into), joins the host and has PostgreSQL build the list item, the fields,
-the alerts and the newest 100 traces as JSON in the key order of ``render``'s dicts, with the
-timestamps already in the wire format (DECISIONS §1) and the uploaded spec as text; a second one
-reads the host's generated spec excerpt when no spec is linked (DECISIONS §10). Python decodes
-that JSON with orjson and writes it again with ``ORJSONRenderer``: the same bytes as the ORM path
+endpoint it was merged into), joins the host and has PostgreSQL build the list item, the fields
+and the alerts as JSON in the key order of ``render``'s dicts, with the timestamps already in the
+wire format (DECISIONS §1) and the uploaded spec as text; a second one reads the host's generated
+spec excerpt when no spec is linked (DECISIONS §10). Python decodes that JSON with orjson and writes
+it again with ``ORJSONRenderer``: the same bytes as the ORM path
 (``tests/inventory/test_detail_sql.py``) for about a fifth of its CPU (``bench/README.md``).
+
+The newest 100 traces are not re-serialised: each was rendered once when ingestion stored it
+(``ApiTrace.rendered``) and the statement returns those bytes, joined into the answer as they are.
+When one of them was stored without its JSON, a third statement builds them all from their columns.
 
 A number the standard library and orjson would decode differently (an integer of 20 digits or
 more, which orjson turns into a float) sends the request down the ORM path.
@@ -76,11 +80,18 @@ SELECT e.host_id, e.path, e.openapi_spec_name, e.is_graphql, e.graphql_schema,
         FROM classification_datafield f WHERE f.endpoint_id = e.uuid)::text,
        (SELECT json_agg({_object("a", _ALERT)} ORDER BY a.created_at DESC, a.uuid)
         FROM detections_alert a WHERE a.endpoint_id = e.uuid)::text,
-       (SELECT json_agg(r.item ORDER BY r.created_at DESC, r.uuid) FROM (
-            SELECT {_object("t", _TRACE)} AS item, t.created_at, t.uuid FROM inventory_apitrace t
-            WHERE t.endpoint_id = e.uuid ORDER BY t.created_at DESC, t.uuid LIMIT %(traces)s) r)::text,
+       (SELECT array_agg(t.rendered ORDER BY t.created_at DESC, t.uuid) FROM (
+            SELECT rendered, created_at, uuid FROM inventory_apitrace
+            WHERE endpoint_id = e.uuid ORDER BY created_at DESC, uuid LIMIT %(traces)s) t),
        (SELECT s.spec::text FROM detections_openapispec s WHERE s.name = e.openapi_spec_name)
 FROM e JOIN inventory_host h ON h.id = e.host_id
+"""
+
+# The traces of DETAIL_SQL built from their columns, when some were stored without their JSON.
+TRACES_SQL = f"""
+SELECT json_agg(r.item ORDER BY r.created_at DESC, r.uuid)::text FROM (
+    SELECT {_object("t", _TRACE)} AS item, t.created_at, t.uuid FROM inventory_apitrace t
+    WHERE t.endpoint_id = %(id)s ORDER BY t.created_at DESC, t.uuid LIMIT %(traces)s) r
 """
 
 # ``detections.openapi.generate.service.generated_spec_excerpt`` in one prepared statement.
@@ -113,6 +124,19 @@ class _Fallback(Exception):
     """The SQL path cannot promise the ORM path's bytes for this endpoint."""
 
 
+def _traces(cursor, rendered: list | None, *, endpoint_id: str, limit: int):
+    """The traces as one ready JSON array: their stored JSON (``ApiTrace.rendered``) joined, or,
+    when some trace was stored without it, all of them built from their columns."""
+    from inventory.ingest.sql import pg_execute
+
+    if not rendered:
+        return []
+    if None not in rendered:
+        return orjson.Fragment(b"[" + b",".join(rendered) + b"]")
+    built = pg_execute(cursor, TRACES_SQL, {"id": uuid.UUID(endpoint_id), "traces": limit}).fetchone()[0]
+    return _loads(built, [])
+
+
 def _generated_excerpt(cursor, *, host_id: int, path: str) -> dict | None:
     from detections.openapi.generate.operation import template
     from inventory.ingest.sql import pg_execute
@@ -130,11 +154,12 @@ def _generated_excerpt(cursor, *, host_id: int, path: str) -> dict | None:
 def endpoint_detail_body(endpoint_key: uuid.UUID, *, traces_limit: int) -> bytes | None:
     """The rendered answer of GET /endpoint/{id} (``ORJSONRenderer`` of ``render.endpoint_detail``),
     or ``None`` when only the ORM path can render this endpoint exactly. ``EndpointNotFound`` for an
-    unknown id. One statement, two when the endpoint links no uploaded spec."""
+    unknown id. One statement, two when the endpoint links no uploaded spec (three when some trace
+    was stored without its JSON)."""
     from core.renderers import ORJSONRenderer
     from inventory.ingest.sql import pg_cursor, pg_execute
 
-    with pg_cursor() as cursor:
+    with pg_cursor(binary=True) as cursor:  # the traces' JSON arrives as bytes
         row = pg_execute(cursor, DETAIL_SQL, {"id": endpoint_key, "traces": traces_limit}).fetchone()
         if row is None:
             raise EndpointNotFound()
@@ -149,7 +174,7 @@ def endpoint_detail_body(endpoint_key: uuid.UUID, *, traces_limit: int) -> bytes
                 field["falsePositives"] = string_list(field["falsePositives"])
                 field["scannerIdentified"] = string_list(field["scannerIdentified"])
             data["alerts"] = _loads(alerts, [])
-            data["traces"] = _loads(traces, [])
+            data["traces"] = _traces(cursor, traces, endpoint_id=data["uuid"], limit=traces_limit)
             if spec_name:
                 spec = _loads(spec, None)
                 spec = spec if isinstance(spec, dict) else None

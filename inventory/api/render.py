@@ -9,8 +9,6 @@ function here against its serializer.
 """
 from __future__ import annotations
 
-import threading
-
 import orjson
 from django.db.models import F
 
@@ -140,42 +138,58 @@ def trace_item(row: tuple) -> dict:
     }
 
 
-# A stored trace never changes (merges move it to another endpoint, which it does not show), so
-# its rendered JSON is kept per process by uuid, within a byte budget: GET /endpoint/{id} then
-# reads the newest 100 uuids and sends those bytes, instead of decoding and encoding ~450 JSON
-# values per request.
-_TRACE_BYTES_MAX = 4 * 1024 * 1024
-_trace_bytes: dict = {}
-_trace_bytes_total = 0
-_trace_lock = threading.Lock()
+# JSON columns of a trace: PostgreSQL's jsonb gives an object's keys back ordered by their length
+# in bytes, then bytewise, and the ORM reads them in that order.
+_TRACE_JSON_COLUMNS = frozenset({"request_parameters", "request_headers", "response_headers", "meta"})
+
+
+class _NotExact(Exception):
+    """A value that a trip through jsonb could change (a float, a key that is not a string)."""
+
+
+def _jsonb_key(item) -> tuple:
+    key = item[0]
+    if not isinstance(key, str):
+        raise _NotExact()
+    encoded = key.encode()
+    return len(encoded), encoded
+
+
+def _as_jsonb(value):
+    """``value`` as the ORM reads it back from a jsonb column; ``_NotExact`` when that is not sure."""
+    if isinstance(value, dict):
+        return {k: _as_jsonb(v) for k, v in sorted(value.items(), key=_jsonb_key)}
+    if isinstance(value, list):
+        return [_as_jsonb(v) for v in value]
+    if isinstance(value, float):  # jsonb's numeric may spell it otherwise (1e16 comes back 10000000000000000)
+        raise _NotExact()
+    return value
+
+
+def trace_json(values: dict) -> bytes | None:
+    """The JSON of a trace about to be stored (``values``: its column values, ``uuid`` and
+    ``created_at`` included) exactly as :func:`trace_item` of the stored row renders it, for
+    ``ApiTrace.rendered``; ``None`` when a value's trip through jsonb could change its spelling."""
+    from core.renderers import ORJSONRenderer
+
+    try:
+        row = tuple(_as_jsonb(values[c]) if c in _TRACE_JSON_COLUMNS else values[c] for c in TRACE_COLUMNS)
+    except _NotExact:
+        return None
+    return ORJSONRenderer().render(trace_item(row))
 
 
 def traces_rendered(endpoint_id, limit: int) -> orjson.Fragment:
     """The endpoint's newest ``limit`` traces (newest first) as one rendered JSON array (``trace_item``
-    of each, as ``core.renderers.ORJSONRenderer`` writes it): two queries when some are not cached yet,
-    else one."""
-    global _trace_bytes_total
+    of each, as ``core.renderers.ORJSONRenderer`` writes it): the JSON stored with each trace
+    (``ApiTrace.rendered``), the columns rendered for the traces stored without it. One query."""
     from core.renderers import ORJSONRenderer
 
-    ids = list(ApiTrace.objects.filter(endpoint_id=endpoint_id).order_by(F("created_at").desc(), "uuid")
-               .values_list("uuid", flat=True)[:limit])
-    missing = [i for i in ids if i not in _trace_bytes]
-    if missing:
-        renderer = ORJSONRenderer()
-        fresh = {row[0]: renderer.render(trace_item(row))
-                 for row in ApiTrace.objects.filter(uuid__in=missing).values_list(*TRACE_COLUMNS)}
-        with _trace_lock:
-            if _trace_bytes_total + sum(map(len, fresh.values())) > _TRACE_BYTES_MAX:
-                _trace_bytes.clear()
-                _trace_bytes_total = 0
-            for key, body in fresh.items():
-                if key not in _trace_bytes:
-                    _trace_bytes[key] = body
-                    _trace_bytes_total += len(body)
-        parts = [_trace_bytes.get(i) or fresh.get(i) for i in ids]
-    else:
-        parts = [_trace_bytes.get(i) for i in ids]
-    return orjson.Fragment(b"[" + b",".join(p for p in parts if p is not None) + b"]")
+    renderer = ORJSONRenderer()
+    rows = (ApiTrace.objects.filter(endpoint_id=endpoint_id).order_by(F("created_at").desc(), "uuid")
+            .values_list("rendered", *TRACE_COLUMNS)[:limit])
+    parts = [bytes(row[0]) if row[0] is not None else renderer.render(trace_item(row[1:])) for row in rows]
+    return orjson.Fragment(b"[" + b",".join(parts) + b"]")
 
 
 def endpoint_detail(endpoint: Endpoint, *, openapi_spec: dict | None, traces_limit: int,

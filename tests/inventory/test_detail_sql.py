@@ -1,7 +1,10 @@
 """GET /endpoint/{id} from prepared SQL (inventory.api.detail_sql) answers the very bytes of the ORM path
 (render.endpoint_detail, the reference and SQLite's path) for varied endpoints."""
 import datetime as dt
+import json
 import uuid
+
+import orjson
 
 import pytest
 from django.db import connection
@@ -14,6 +17,7 @@ from detections.openapi.generate.operation import template
 from inventory.api import detail_sql, services
 from inventory.models import ApiTrace, EndpointAlias
 from tests.factories import AlertFactory, DataFieldFactory, EndpointFactory, HostFactory
+from tests.inventory.ingest_support import ingest, raw_trace  # noqa: F401 (the fixture)
 
 pytestmark = [
     pytest.mark.django_db,
@@ -26,9 +30,11 @@ JSONS = [[], {}, [{"name": "q", "value": ODD}], {"a": [1, -2.5, 1e-7, 0.1, 3.141
          "n": {"": ODD, "9": 9223372036854775807, "deep": [[{"x": -0.0}]]}}, [{"name": "A", "value": 1}], "str", 7]
 
 
-def reference(endpoint_id) -> bytes:
-    """The answer the route gave before the SQL path: the ORM path, rendered as the view rendered it."""
-    return ORJSONRenderer().render(services.endpoint_detail(endpoint_id=str(endpoint_id), rendered_traces=True))
+def reference(endpoint_id, *, rendered_traces: bool = False) -> bytes:
+    """The answer the route gave before the SQL path: the ORM path, every trace rendered from its columns
+    (``rendered_traces``: each trace rendered apart, as the ORM path renders them for the route)."""
+    return ORJSONRenderer().render(services.endpoint_detail(endpoint_id=str(endpoint_id),
+                                                            rendered_traces=rendered_traces))
 
 
 def sql_body(endpoint_id) -> bytes | None:
@@ -123,5 +129,50 @@ def test_numbers_orjson_would_change_take_the_orm_path(client):
                             response_status=200)
     assert sql_body(e.uuid) is None
     response = client.get(f"/api/v1/endpoint/{e.uuid}")
-    assert response.status_code == 200 and response.content == reference(e.uuid)
+    # The whole answer falls back to DRF's renderer (floats spelled 1e-07), the traces keep orjson's (1e-7).
+    assert response.status_code == 200 and response.content == reference(e.uuid, rendered_traces=True)
     assert b"1000000000000000000000000000000" in response.content
+
+
+def test_traces_stored_by_ingestion_are_sent_as_their_stored_json(ingest, client):
+    """Ingestion renders each stored trace once (``ApiTrace.rendered``); the detail joins those bytes
+    and they equal a rendering of the stored columns: meta's keys as jsonb orders them, credentials
+    redacted, odd characters. A trace stored without its JSON (written through the ORM, or holding
+    a float jsonb may respell) has all of them built from their columns instead."""
+    traces = [raw_trace(host="rendered.example.com", path="/api/orders/7", query=[("q", ODD), ("token", "s3cr3t")],
+                        headers={"Authorization": "Bearer abc.def.ghi", "X-Odd": ODD},
+                        body=json.dumps({"email": "ann@example.com", "n": ODD}),
+                        response_body={"card": "4111 1111 1111 1111", "id": 7, "odd": ODD}, destination_port=8443)
+              for _ in range(3)]
+    ingest(*traces)
+    stored = ApiTrace.objects.filter(host="rendered.example.com")
+    assert stored.count() == 3 and all(row is not None for row in stored.values_list("rendered", flat=True))
+    endpoint_id = stored.first().endpoint_id
+    meta = orjson.loads(bytes(stored.first().rendered))["meta"]
+    assert list(meta) == sorted(meta, key=lambda k: (len(k), k))  # jsonb's order, not the agent's
+    body = sql_body(endpoint_id)
+    assert body == reference(endpoint_id) == reference(endpoint_id, rendered_traces=True)  # SQLite's path too
+    assert b"s3cr3t" not in body and b"abc.def.ghi" not in body and b"4111 1111" not in body
+    response = client.get(f"/api/v1/endpoint/{endpoint_id}")
+    assert response.status_code == 200 and response.content == body
+
+    ApiTrace.objects.create(endpoint_id=endpoint_id, host="rendered.example.com", path="/api/orders/7",
+                            method="GET", response_status=200, meta={"incoming": True, "n": 1e16})
+    with_orm_trace = sql_body(endpoint_id)
+    assert with_orm_trace == reference(endpoint_id) and b"10000000000000000" in with_orm_trace
+    assert len(orjson.loads(with_orm_trace)["traces"]) == 4
+
+
+def test_a_value_jsonb_could_respell_is_stored_without_its_json():
+    from inventory.api.render import trace_json
+
+    values = {"uuid": uuid.uuid4(), "path": "/p", "method": "GET", "host": "h", "request_parameters": [],
+              "request_headers": [], "request_body": "", "response_status": 200, "response_headers": [], "response_body": "",
+              "meta": {"sourcePort": "1", "incoming": True, "a": {"bb": 1, "c": [None, "x"]}}, "created_at": NOW,
+              "redacted": False}
+    assert orjson.loads(trace_json(values))["meta"] == {"a": {"c": [None, "x"], "bb": 1}, "incoming": True,
+                                                         "sourcePort": "1"}
+    assert list(orjson.loads(trace_json(values))["meta"]) == ["a", "incoming", "sourcePort"]
+    assert trace_json({**values, "meta": {"x": 1e16}}) is None
+    assert trace_json({**values, "request_headers": [{"name": "a", "value": 0.5}]}) is None
+    assert trace_json({**values, "meta": {1: "integer key"}}) is None

@@ -9,6 +9,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
+from inventory.api.render import trace_json
 from inventory.models import ApiTrace
 
 from ..analysis import TraceResult
@@ -18,7 +19,7 @@ from .rows import TRACES_KEPT_PER_ENDPOINT, EndpointRow
 
 
 def trace_rows(results: list[tuple[TraceResult, EndpointRow]]) -> list[dict]:
-    """The redacted ApiTrace rows to store: the newest 100 of the batch per endpoint."""
+    """The redacted ApiTrace rows to store, each with its rendered JSON: the newest 100 of the batch per endpoint."""
     per_endpoint: dict = defaultdict(list)
     for result, endpoint in results:
         per_endpoint[endpoint].append(result)
@@ -29,6 +30,7 @@ def trace_rows(results: list[tuple[TraceResult, EndpointRow]]) -> list[dict]:
             # Microseconds keep the batch's order (and are unique within a batch).
             values.update(uuid=uuid.uuid4(), endpoint=endpoint.uuid,
                           created_at=result.trace.received_at + timedelta(microseconds=result.trace.index))
+            values["rendered"] = trace_json(values)
             rows.append(values)
     return rows
 
