@@ -47,7 +47,7 @@ from django.db import DatabaseError, connection, transaction
 
 from core.renderers import ORJSONRenderer
 from inventory.counts import inventory_version
-from inventory.ingest.sql import pg_cursor
+from inventory.ingest.sql import pg_cursor, pg_execute
 from inventory.models import Endpoint
 
 from ..models import StoredTest
@@ -107,7 +107,7 @@ SELECT e.uuid, e.path, e.method, s.body, {_ENVIRONMENT_SQL}
 FROM inventory_endpoint e
 LEFT JOIN testgen_storedtest s ON s.endpoint_id = e.uuid AND s.options = %s
 WHERE {_HOST_WHERE}"""
-# (host, options, generation key without the environment) -> (inventory version, trusted until, environment).
+# (host, options, _code_and_settings) -> (inventory version, trusted until, the environment's digest).
 _trusted: dict[tuple, tuple[int, float, str | None]] = {}
 _TRUSTED_MAX = 1000
 
@@ -141,11 +141,18 @@ def _generation_key(options: str, environment: str | None) -> bytes:
     return repr((_generation(options), environment)).encode()
 
 
-def _generation(options: str) -> str:
-    """What the results depend on besides the data: templates' code and registry, settings, options."""
+def _code_and_settings(options: str) -> str:
+    """What the results depend on besides the data and the testing environment: the templates' code
+    and registry, the generation settings, the options. No query."""
     templates = sorted((name, version, t.priority) for name, versions in registry().items()
                        for version, t in versions.items())
-    return repr((templates_fingerprint(), templates, GenerationContext.from_settings(), options))
+    return repr((templates_fingerprint(), templates, GenerationContext.knobs(), options))
+
+
+def _generation(options: str) -> str:
+    """What the results depend on besides the data: :func:`_code_and_settings` and what generation
+    reads of the testing environment (``GenerationContext``: its identities, decrypted; one query)."""
+    return repr((_code_and_settings(options), GenerationContext.from_settings()))
 
 
 def options_key(template_name: str | None, version: int | None) -> str:
@@ -246,9 +253,9 @@ def _generate_locked(items: list[_Stored], *, host_id: int | None, template_name
 def host_item(item: _Stored) -> list:
     """A per-host item from a stored single result, as parts to join: the result with ``endpoint`` and
     ``method`` after it (the stored bytes not copied), or ``{success: false, endpoint, method, msg}``."""
-    if item.body.startswith(b'{"success":true'):
-        return [memoryview(item.body)[:-1], b',"endpoint":', render(item.path), b',"method":', render(item.method),
-                b"}"]
+    if item.body.startswith(b'{"success":true'):  # two strings: orjson writes them as the renderer does
+        return [memoryview(item.body)[:-1], b',"endpoint":', orjson.dumps(item.path), b',"method":',
+                orjson.dumps(item.method), b"}"]
     return [render({"success": False, "endpoint": item.path, "method": item.method,
                     "msg": orjson.loads(item.body)["msg"]})]
 
@@ -259,8 +266,7 @@ def _trusted_bodies(trust: tuple, version: int | None, options: str, host: str) 
     if version is None or entry is None or entry[0] != version or entry[1] < time.monotonic():
         return None
     with pg_cursor(binary=True) as cursor:
-        cursor.execute(_BODIES_SQL, [options, host], prepare=True)
-        rows = cursor.fetchall()
+        rows = pg_execute(cursor, _BODIES_SQL, [options, host]).fetchall()
     if not rows or rows[0][4] != entry[2] or any(body is None for _, _, _, body, _ in rows):
         return None
     return [_Stored(uuid, path, method, "", body) for uuid, path, method, body, _ in rows]
@@ -272,7 +278,8 @@ def stored_for_host(*, host: str, template_name: str | None, version: int | None
     queries; with every result stored, one."""
     options = options_key(template_name, version)
     recheck = settings.TESTGEN_STORED_RECHECK_SECONDS
-    trust = (host.upper(), options, _generation(options))
+    # The testing environment is not in the key: a trusted read compares its digest (_BODIES_SQL).
+    trust = (host.upper(), options, _code_and_settings(options))
     inventory = inventory_version() if recheck > 0 else None  # read before the check it will vouch for
     items = _trusted_bodies(trust, inventory, options, host)
     if items is None:

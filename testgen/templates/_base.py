@@ -53,15 +53,19 @@ class GenerationContext:
     identities: tuple[IdentityView, ...] = ()  # further identities that can authenticate
     object_ids: dict[str, str] = field(default_factory=dict)  # the primary identity's own objectIds
 
+    @staticmethod
+    def knobs() -> dict:
+        """The settings part (``TESTGEN_*``): no query."""
+        return {"sqli_delay_seconds": settings.TESTGEN_SQLI_DELAY_SECONDS,
+                "rate_limit_burst": settings.TESTGEN_RATE_LIMIT_BURST, "max_inputs": settings.TESTGEN_MAX_INPUTS}
+
     @classmethod
     def from_settings(cls) -> GenerationContext:
         from ..services.environment import identity_views  # the services package imports the templates
 
         test_user_id, identities, object_ids = identity_views()
         return cls(
-            sqli_delay_seconds=settings.TESTGEN_SQLI_DELAY_SECONDS,
-            rate_limit_burst=settings.TESTGEN_RATE_LIMIT_BURST,
-            max_inputs=settings.TESTGEN_MAX_INPUTS,
+            **cls.knobs(),
             test_user_id=test_user_id,
             identities=identities,
             object_ids=object_ids,

@@ -200,6 +200,15 @@ class TestRecheckWindow:
         inventory_changed()
         assert item(many(client), "/api/search", "GET")["test"]["requests"][0]["queryParams"]["q"] == "bob"
 
+    def test_a_trusted_call_reads_the_stored_bodies_and_nothing_else_of_generation(self, client, shop, settings):
+        settings.TESTGEN_STORED_RECHECK_SECONDS = 3600
+        many(client)
+        trusted = many(client)
+        with CaptureQueriesContext(connection) as queries:
+            assert many(client) == trusted
+        generation = [q["sql"] for q in queries.captured_queries if "testgen_" in q["sql"]]
+        assert len(generation) == 1 and "testgen_storedtest" in generation[0]  # the environment: its digest there
+
     def test_without_a_window_every_call_checks(self, client, shop, settings):
         settings.TESTGEN_STORED_RECHECK_SECONDS = 0
         many(client)
@@ -225,3 +234,14 @@ class TestRecheckWindow:
         many(client)
         renewed = dict(StoredTest.objects.values_list("endpoint_id", "stamp"))
         assert all(renewed[e] != stamps[e] for e in stamps)
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="TOAST compression is PostgreSQL's")
+def test_stored_bodies_are_compressed_with_lz4_where_the_server_has_it():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'")
+        if not cursor.fetchone()[0]:
+            pytest.skip("this PostgreSQL is built without lz4")
+        cursor.execute("SELECT attcompression FROM pg_attribute WHERE attrelid = 'testgen_storedtest'::regclass"
+                       " AND attname = 'body'")
+        assert cursor.fetchone()[0] == "l"
