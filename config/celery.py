@@ -45,6 +45,13 @@ def _connections_check(sender=None, **kwargs) -> None:  # noqa: ARG001
     close_old_connections()
 
 
+# What tasks import only when they first need it, imported by the parent instead: each prefork child
+# would otherwise hold its own copy (the OpenAPI validator, pydantic and jsonschema-rs: ~19 MB, loaded
+# by every child that rebuilds a generated spec; bench/README.md "Worker memory").
+_IMPORTED_BY_TASKS = ("openapi_spec_validator", "openapi_spec_validator.shortcuts",
+                      "openapi_spec_validator.validation.exceptions", "statistics")
+
+
 @signals.worker_init.connect
 def _freeze_before_fork(**kwargs) -> None:  # noqa: ARG001
     """Tasks and Django are loaded: keep the garbage collector off these objects for good.
@@ -52,8 +59,23 @@ def _freeze_before_fork(**kwargs) -> None:  # noqa: ARG001
     A full collection over them costs ~60 ms per pass, and (in the prefork pool) touching
     them would copy the parent's pages into every child; frozen, the children share them.
     """
+    import importlib
+
+    from core import malloc
+
+    malloc.tune()  # glibc's arenas and mmap threshold as in the web (core/malloc.py); children inherit them
     app.loader.import_default_modules()
+    for name in _IMPORTED_BY_TASKS:
+        importlib.import_module(name)
     gc.freeze()
+
+
+@signals.task_postrun.connect
+def _malloc_trim(sender=None, **kwargs) -> None:  # noqa: ARG001
+    """After tasks, free pages go back to the kernel at most every second (``core.malloc.served``)."""
+    from core import malloc
+
+    malloc.served()
 
 
 @signals.beat_init.connect
