@@ -145,6 +145,22 @@ def openapi_validate(document: dict) -> None:
     except Exception as exc:  # the validator chokes on some malformed constructs
         logger.info("spec validation failed: %s", type(exc).__name__)
         raise _invalid(f"Invalid OpenAPI document: {type(exc).__name__}.") from None
+    finally:
+        validator_cache_clear()
+
+
+def validator_cache_clear() -> None:
+    """Empty openapi-spec-validator's cache of validation results.
+
+    Its ``SpecValidator.iter_errors`` (0.9.0) is an unbounded ``lru_cache`` keyed by the validator
+    object, and that object holds the whole document and its resolved paths. Without this, every
+    document ever validated stayed in memory: each uploaded spec in the web, and each generated
+    spec in the worker (~1 MB per host's build, bench/README.md "Worker memory")."""
+    from openapi_spec_validator.validation.validators import SpecValidator
+
+    cached = getattr(SpecValidator.iter_errors, "__wrapped__", None)
+    if hasattr(cached, "cache_clear"):
+        cached.cache_clear()
 
 
 def spec_name_from_filename(filename: str | None) -> str:

@@ -205,3 +205,16 @@ def test_spec_routes_require_the_api_key(anon_client, method, path):
     response = upload(anon_client, PETSTORE, method=method, path=path)
     assert (response.status_code, response.json()) == (401, "Client unauthorized")
     assert not OpenApiSpec.objects.exists()
+
+
+def test_no_validated_document_stays_in_memory(client):
+    """openapi-spec-validator keeps every validator (and the document it holds) in an unbounded cache;
+    the service empties it after each validation, valid or not."""
+    import gc
+
+    from openapi_spec_validator.validation.validators import SpecValidator
+
+    assert upload(client, PETSTORE).status_code == 201
+    assert upload(client, spec_doc(paths={"/x": {"get": {"responses": "nope"}}}), "bad.json").status_code == 400
+    gc.collect()
+    assert [o for o in gc.get_objects() if isinstance(o, SpecValidator)] == []
