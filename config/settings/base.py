@@ -315,7 +315,8 @@ INGEST_DRAIN_RATE = env.int("INGEST_DRAIN_RATE", default=2000)
 INGEST_REQUEUE_AFTER = env.int("INGEST_REQUEUE_AFTER", default=120)
 # Under a backlog a worker analyses several pending batches together, up to this
 # many traces, sharing the per-batch queries (throughput rises with the load).
-INGEST_COALESCE_TRACES = env.int("INGEST_COALESCE_TRACES", default=1000)
+# 500: ~35 KB of Python objects per trace analysed together; a worker child keeps its peak (bench/README.md "Worker memory").
+INGEST_COALESCE_TRACES = env.int("INGEST_COALESCE_TRACES", default=500)
 # Single-trace posts send no Celery message each: a web process sends one drain task per this
 # many seconds (countdown of the same length), which analyses every pending single trace in
 # batches (inventory/ingest/drain.py). Longer: fewer, bigger analyses; shorter: sooner listed.

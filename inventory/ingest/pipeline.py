@@ -5,7 +5,7 @@
 traces and marks it DONE in the same transaction: a batch is analysed exactly
 once, however many times its message is delivered, and a crash leaves it
 PENDING for the sweep to re-send. When a backlog builds up, the worker claims
-other pending batches along with its own (up to 1,000 traces) and analyses them
+other pending batches along with its own (up to ``INGEST_COALESCE_TRACES``) and analyses them
 together: the per-batch queries are shared, so throughput rises with the load.
 
 An analysis costs a bounded number of queries whatever its size (about twenty,
