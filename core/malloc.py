@@ -15,6 +15,9 @@ started: Procfile, README's minimal set, the benchmarks):
 - ``malloc_trim(0)`` at most every ``WEB_MALLOC_TRIM_SECONDS`` (1 s) by a daemon thread, only after
   requests were served: free pages inside the heaps go back to the kernel. 0 turns it off.
 
+The Celery worker applies the same settings (``config/celery.py``: ``tune()`` in the parent before it
+forks its children, ``served()`` after each task).
+
 Nothing happens off glibc (``mallopt`` missing) or when a value is 0.
 """
 from __future__ import annotations

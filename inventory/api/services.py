@@ -123,8 +123,8 @@ def endpoint_openapi_spec(endpoint: Endpoint) -> dict | None:
 def endpoint_detail(*, endpoint_id: str, rendered_traces: bool = False) -> dict:
     """GET /endpoint/{id}: the wire dict (``render.endpoint_detail``) of the endpoint with its fields,
     alerts and traces. Fields by section and path; alerts newest first; traces newest first, at
-    most 100 (``rendered_traces``: as ready JSON, ``render.traces_rendered``). Five queries (six when some
-    traces' JSON is not rendered yet in this process); the fifth reads the uploaded or generated spec.
+    most 100 (``rendered_traces``: as ready JSON, ``render.traces_rendered``: the JSON stored with each).
+    Five queries; the fifth reads the uploaded or generated spec.
     The route answers :func:`endpoint_detail_body` (these bytes, from prepared SQL on PostgreSQL)."""
     endpoint = endpoint_get(endpoint_id=endpoint_id)
     return render.endpoint_detail(endpoint, openapi_spec=endpoint_openapi_spec(endpoint),
