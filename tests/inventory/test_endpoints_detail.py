@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from classification.models import DataField
 from detections.models import Alert
+from inventory.api.render import TRACE_COLUMNS, trace_json
 from inventory.models import ApiTrace, Endpoint, EndpointCaller, Host, ObservedPath, UsageDay, UsageMinute
 from tests.factories import AlertFactory, DataFieldFactory, HostFactory
 from tests.inventory.factories import (
@@ -109,14 +110,17 @@ class TestDetail:
             DataFieldFactory(endpoint=e)
             AlertFactory(endpoint=e, description=str(uuid.uuid4()))
             ApiTraceFactory(endpoint=e)
-        # key; the endpoint with its host, fields, alerts, traces and linked spec (one prepared
-        # statement, inventory.api.detail_sql); the host's generated spec excerpt (DECISIONS §10)
-        # (the ORM path on SQLite: key, endpoint+host, fields, alerts, trace ids, the traces not
-        # rendered yet in this process, the spec)
+        # key; the endpoint with its host, fields, alerts, traces' stored JSON and linked spec (one
+        # prepared statement, inventory.api.detail_sql); the traces built from their columns, as these
+        # were written through the ORM without their JSON; the host's generated spec excerpt (DECISIONS §10)
+        # (the ORM path on SQLite: key, endpoint+host, fields, alerts, traces, the spec)
         postgres = connection.vendor == "postgresql"
-        with django_assert_num_queries(3 if postgres else 7):
+        with django_assert_num_queries(4 if postgres else 6):
             body = client.get(url(e)).json()
         assert (len(body["dataFields"]), len(body["alerts"]), len(body["traces"])) == (5, 5, 5)
+        # Traces stored by ingestion carry their JSON: no statement builds them.
+        for trace in ApiTrace.objects.filter(endpoint=e).values(*TRACE_COLUMNS, "uuid"):
+            ApiTrace.objects.filter(uuid=trace["uuid"]).update(rendered=trace_json(trace))
         with django_assert_num_queries(3 if postgres else 6):
             assert client.get(url(e)).json() == body
 
