@@ -9,6 +9,8 @@ import threading
 
 from celery import Celery, signals
 
+from core import malloc
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
 app = Celery("apiscope")
@@ -61,8 +63,6 @@ def _freeze_before_fork(**kwargs) -> None:  # noqa: ARG001
     """
     import importlib
 
-    from core import malloc
-
     malloc.tune()  # glibc's arenas and mmap threshold as in the web (core/malloc.py); children inherit them
     app.loader.import_default_modules()
     for name in _IMPORTED_BY_TASKS:
@@ -82,8 +82,6 @@ def _freeze_before_each_fork(**kwargs) -> None:  # noqa: ARG001
 @signals.task_postrun.connect
 def _malloc_trim(sender=None, **kwargs) -> None:  # noqa: ARG001
     """After tasks, free pages go back to the kernel at most every second (``core.malloc.served``)."""
-    from core import malloc
-
     malloc.served()
 
 
