@@ -135,7 +135,7 @@ def trace_analyze(
     resp_ct = media_type(trace.header("content-type", response=True))
 
     # Credentials (before any redaction).
-    result.has_credentials = request_has_credentials(trace.req_headers, trace.query)
+    result.has_credentials = request_has_credentials(trace.req_headers, trace.query, trace.credential_cookies)
     result.basic_auth = is_basic_auth(trace.header("authorization")) or trace.auth_type == "basic"
 
     # Path parameters: detection only (no data field), for the path-parameter alert and redaction.

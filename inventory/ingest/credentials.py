@@ -158,18 +158,27 @@ def is_credential_param(name: str) -> bool:
 
 def credential_redact(name: str, value: str) -> str:
     """The redacted form of a credential header's value: ``Bearer [REDACTED]`` for a known scheme
-    in an Authorization-type header, else ``[REDACTED]``. Idempotent."""
-    if credential_key(name) in SCHEME_HEADERS:
+    in an Authorization-type header; a ``Cookie`` header keeps its cookies' names
+    (``lang=[REDACTED]; sessionid=[REDACTED]``, DECISIONS §4); else ``[REDACTED]``. Idempotent."""
+    key = credential_key(name)
+    if key == "cookie":
+        return cookie_redact(value)
+    if key in SCHEME_HEADERS:
         word, sep, rest = value.strip().partition(" ")
         if sep and rest.strip() and word.lower() in AUTH_SCHEMES:
             return f"{word} {REDACTED}"
     return REDACTED
 
 
-def request_has_credentials(headers: list[tuple[str, str]], query: list[tuple[str, str]]) -> bool:
-    """An ``Authorization`` header, a cookie, an API-key header or an API-key query parameter."""
+def request_has_credentials(headers: list[tuple[str, str]], query: list[tuple[str, str]],
+                            credential_cookies: frozenset | set | tuple = ()) -> bool:
+    """An ``Authorization`` header, a credential cookie (:func:`cookie_header_has_credential`;
+    ``credential_cookies``: names found credentials by their values before redaction), an API-key
+    header or an API-key query parameter. Consent, language or analytics cookies alone are none."""
     for name, value in headers:
         if value and is_auth_header(name):
+            if credential_key(name) == "cookie" and not cookie_header_has_credential(value, credential_cookies):
+                continue
             return True
     for name, value in query:
         if value and is_auth_param(name):
@@ -339,6 +348,15 @@ def cookie_pairs(header: str) -> list[tuple[str, str]] | None:
             value = value[1:-1]
         pairs.append((name, value))
     return pairs
+
+
+def cookie_redact(header: str) -> str:
+    """A ``Cookie`` header with every value redacted and the names kept (``a=[REDACTED]; b=[REDACTED]``);
+    ``[REDACTED]`` when it is not ``name=value`` pairs. Idempotent."""
+    pairs = cookie_pairs(header)
+    if not pairs:
+        return REDACTED
+    return "; ".join(f"{name}={REDACTED}" for name, _ in pairs)
 
 
 def cookie_header_credentials(header: str) -> list[str] | None:

@@ -13,20 +13,43 @@ request's own channel (DECISIONS §4, ``credentials.AUTH_HEADERS`` / ``AUTH_QUER
   decided here and kept in the trace under :data:`STAGED_CLASSES`, for the worker's analysis;
 * user information in ``url.host`` (``https://user:password@host``) is dropped.
 
+Cookies keep their names (DECISIONS §4): ``Cookie: lang=[REDACTED]; sessionid=[REDACTED]``. Which
+of them are credentials is decided here, on the values (``credentials.is_credential_cookie``: a
+neutral name holding a JWT or a long random token is one), and kept in the trace under
+:data:`STAGED_COOKIES`. So is a fingerprint of the request's credentials (:data:`STAGED_CLIENT`: a
+keyed hash, never the credential), which tells users apart where a generated spec may only copy
+values seen from several users (DECISIONS §10).
+
 Names that are redacted in stored traces but do not authenticate (``X-Pass``, ``?code=``,
 ``?password=``, see ``credentials.py``) are left alone here, like bodies and the response (the
-worker classifies them, and drops them from the row once analysed). The worker accepts :data:`STAGED_CLASSES` only from here: an agent's own is dropped.
+worker classifies them, and drops them from the row once analysed). The worker accepts
+:data:`STAGED_CLASSES`, :data:`STAGED_COOKIES` and :data:`STAGED_CLIENT` only from here: an agent's
+own are dropped.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode
 
+from django.utils.crypto import salted_hmac
+
 from core.enums import DataSection
 
-from .credentials import REDACTED, credential_redact, is_auth_header, is_auth_param
+from .credentials import (
+    REDACTED,
+    cookie_header_credentials,
+    cookie_pairs,
+    credential_key,
+    credential_redact,
+    is_auth_header,
+    is_auth_param,
+)
 
 STAGED_CLASSES = "apiscopeStagedClasses"
+STAGED_COOKIES = "apiscopeCredentialCookies"
+STAGED_CLIENT = "apiscopeClient"
+STAGED_KEYS = (STAGED_CLASSES, STAGED_COOKIES, STAGED_CLIENT)
+_CLIENT_SALT = "apiscope.ingest.client-fingerprint"
 # The built-in classes a credential of the URL can be (the detector's credential reading).
 CREDENTIAL_CLASSES = ("api_key", "authentication_token")
 
@@ -45,15 +68,18 @@ def _scalar_text(value: object) -> str | None:
     return value if isinstance(value, str) else str(value)
 
 
-def _staged_param(name: str, value: str, classes: dict[str, list[str]]) -> str:
-    """Record the credential classes of a URL credential's value in ``classes``; its redacted form."""
+def _staged_param(name: str, value: str, classes: dict[str, list[str]], secrets: list[str] | None = None) -> str:
+    """Record the credential classes of a URL credential's value in ``classes`` (and the value in
+    ``secrets``, for the client fingerprint); its redacted form."""
+    if secrets is not None:
+        secrets.append(f"?{credential_key(name)}={value}")
     found = _credential_detector().detect(name, value)
     if found:
         classes[name] = sorted(set(classes.get(name, ())) | found)
     return REDACTED
 
 
-def _stage_query_string(path: str, classes: dict[str, list[str]]) -> str | None:
+def _stage_query_string(path: str, classes: dict[str, list[str]], secrets: list[str]) -> str | None:
     """``path`` with the credential parameters of its query string redacted; None when it has none."""
     head, _, rest = path.partition("?")
     query, hash_mark, fragment = rest.partition("#")
@@ -62,7 +88,7 @@ def _stage_query_string(path: str, classes: dict[str, list[str]]) -> str | None:
         return None
     staged = []
     for name, value in pairs:
-        staged.append((name, _staged_param(name, value, classes) if value and is_auth_param(name) else value))
+        staged.append((name, _staged_param(name, value, classes, secrets) if value and is_auth_param(name) else value))
     return f"{head}?{urlencode(staged)}{hash_mark}{fragment}"
 
 
@@ -89,34 +115,67 @@ def trace_stage(trace: dict) -> dict | None:
     nothing to redact. The input is never modified."""
     request = trace.get("request") if isinstance(trace.get("request"), dict) else {}
     new_request = None
-    new_headers = _redact_pairs(request.get("headers"), is_auth_header, credential_redact)
+    secrets: list[str] = []  # the credentials in clear, for the client fingerprint
+    cookies: list[str] = []
+    new_headers = _redact_pairs(request.get("headers"), is_auth_header,
+                                lambda name, value: _staged_header(name, value, secrets, cookies))
     if new_headers is not None:
         new_request = {**request, "headers": new_headers}
     url = request.get("url")
     classes: dict[str, list[str]] = {}
     if isinstance(url, dict):
-        new_url = _stage_url(url, classes)
+        new_url = _stage_url(url, classes, secrets)
         if new_url is not None:
             new_request = {**(new_request or request), "url": new_url}
-    if new_request is None and not classes and STAGED_CLASSES not in trace:
+    if new_request is None and not classes and not any(key in trace for key in STAGED_KEYS):
         return None
-    staged = {k: v for k, v in trace.items() if k != STAGED_CLASSES}
+    staged = {k: v for k, v in trace.items() if k not in STAGED_KEYS}
     if new_request is not None:
         staged["request"] = new_request
     if classes:
         staged[STAGED_CLASSES] = [[DataSection.REQUEST_QUERY.value, name, names] for name, names in classes.items()]
+    if cookies:
+        staged[STAGED_COOKIES] = sorted(set(cookies))
+    if secrets:
+        staged[STAGED_CLIENT] = client_fingerprint(secrets)
     return staged
 
 
-def _stage_url(url: dict, classes: dict[str, list[str]]) -> dict | None:
+def _staged_header(name: str, value: str, secrets: list[str], cookies: list[str]) -> str:
+    """The staged form of a credential-channel header; records its credentials (and, for ``Cookie``,
+    the names of its credential cookies, decided on their values)."""
+    if credential_key(name) == "cookie":
+        found = cookie_header_credentials(value)
+        if found is None:
+            secrets.append(value)  # not name=value pairs: the whole header, as before names were kept
+        else:
+            cookies.extend(found)
+            secrets.extend(f"{n}={v}" for n, v in _cookie_values(value, found))
+    else:
+        secrets.append(f"{credential_key(name)}:{value}")
+    return credential_redact(name, value)
+
+
+def _cookie_values(header: str, names: list[str]) -> list[tuple[str, str]]:
+    wanted = set(names)
+    return [(n, v) for n, v in cookie_pairs(header) or () if n in wanted]
+
+
+def client_fingerprint(secrets: list[str]) -> str:
+    """A keyed hash of a request's credentials (``SECRET_KEY``-derived, 16 hex digits): the same
+    credentials give the same fingerprint, and nothing about them can be read back from it."""
+    return salted_hmac(_CLIENT_SALT, "\x00".join(sorted(secrets)), algorithm="sha256").hexdigest()[:16]
+
+
+def _stage_url(url: dict, classes: dict[str, list[str]], secrets: list[str]) -> dict | None:
     new_url = None
     new_parameters = _redact_pairs(url.get("parameters"), is_auth_param,
-                                   lambda name, value: _staged_param(name, value, classes))
+                                   lambda name, value: _staged_param(name, value, classes, secrets))
     if new_parameters is not None:
         new_url = {**url, "parameters": new_parameters}
     path = url.get("path")
     if isinstance(path, str) and "?" in path:
-        new_path = _stage_query_string(path, classes)
+        new_path = _stage_query_string(path, classes, secrets)
         if new_path is not None:
             new_url = {**(new_url or url), "path": new_path}
     host = url.get("host")
@@ -150,3 +209,17 @@ def staged_classes(raw: dict) -> dict[tuple[str, str], list[str]]:
                 and isinstance(entry[1], str) and isinstance(entry[2], list)):
             out[(entry[0], entry[1])] = [n for n in entry[2] if n in CREDENTIAL_CLASSES]
     return out
+
+
+def staged_cookies(raw: dict) -> frozenset[str]:
+    """The credential cookies :func:`trace_stage` found in a stored trace's ``Cookie`` header."""
+    names = raw.get(STAGED_COOKIES)
+    if not isinstance(names, list):
+        return frozenset()
+    return frozenset(n for n in names if isinstance(n, str))
+
+
+def staged_client(raw: dict) -> str | None:
+    """The client fingerprint :func:`trace_stage` took from a stored trace's credentials, if any."""
+    value = raw.get(STAGED_CLIENT)
+    return value if isinstance(value, str) and len(value) == 16 else None

@@ -210,7 +210,7 @@ def _security(endpoint: EndpointFacts, schemes: dict) -> list[dict] | None:
     requirements: list[dict] = []
     anonymous = endpoint.unauthenticated_success_seen
     for trace in endpoint.traces:
-        found = traffic.credentials(trace[2], trace[1])
+        found = traffic.credentials(trace[2], trace[1], trace[7])
         for name, scheme in found:
             schemes.setdefault(name, scheme)
         requirement = {name: [] for name, _ in sorted(found)}
