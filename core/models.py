@@ -142,3 +142,17 @@ class TraceDecryptFailure(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reason}: {self.count}"
+
+
+class MarkedRun(models.Model):
+    """A security-test run whose requests carry the ``X-Apiscope-Test`` marker (``core.testmarker``).
+
+    Ingestion honours a run's marker while the run is open and shortly after it closed.
+    """
+
+    run_id = models.CharField(max_length=64, primary_key=True)
+    opened_at = models.DateTimeField(default=timezone.now)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.run_id} ({'open' if self.closed_at is None else 'closed'})"
