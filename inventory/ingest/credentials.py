@@ -48,6 +48,8 @@ AUTH_QUERY_PARAMS = frozenset({
 # Query parameters redacted that do not authenticate the request itself: the OAuth authorization
 # code (``?code=``, exchanged for a token) would otherwise count a callback as authenticated.
 REDACTED_ONLY_QUERY_PARAMS = frozenset({"code"})
+# Headers redacted that do not authenticate the request: the test-run marker (DECISIONS §8).
+REDACTED_ONLY_HEADERS = frozenset({"x-apiscope-test"})
 # Headers of the form "<scheme> <credentials>": redaction keeps a known scheme word
 # (``Bearer [REDACTED]``), so Basic authentication and the header's shape stay known.
 SCHEME_HEADERS = frozenset({"authorization", "proxy-authorization"})
@@ -128,7 +130,7 @@ def is_credential_header(name: str) -> bool:
     ``jwt`` token (``X-Key``, ``X-Auth-User``, ``Idempotency-Key``). ``X-Client-Id``, ``X-Author``,
     ``X-Keyword`` are not. Only ``AUTH_HEADERS`` counts as authentication."""
     key = credential_key(name)
-    if key in AUTH_HEADERS or is_credential_name(key):
+    if key in AUTH_HEADERS or key in REDACTED_ONLY_HEADERS or is_credential_name(key):
         return True
     return any(token in _HEADER_TOKENS for token in key.replace("_", "-").split("-"))
 

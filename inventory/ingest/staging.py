@@ -20,6 +20,12 @@ neutral name holding a JWT or a long random token is one), and kept in the trace
 keyed hash, never the credential), which tells users apart where a generated spec may only copy
 values seen from several users (DECISIONS §10).
 
+A trace carrying the test-run marker (``X-Apiscope-Test``, DECISIONS §8) is judged here, at the
+time it is accepted (``core.testmarker``): :data:`STAGED_MARKER` says ``test`` when the tag verifies
+and the run is open or closed minutes ago (the worker keeps such traces out of the inventory,
+alerts and specs, and counts them), ``forged`` otherwise (analysed as ordinary traffic, counted).
+The marker's value is redacted here, so it is never stored.
+
 Names that are redacted in stored traces but do not authenticate (``X-Pass``, ``?code=``,
 ``?password=``, see ``credentials.py``) are left alone here, like bodies and the response (the
 worker classifies them, and drops them from the row once analysed). The worker accepts
@@ -48,7 +54,10 @@ from .credentials import (
 STAGED_CLASSES = "apiscopeStagedClasses"
 STAGED_COOKIES = "apiscopeCredentialCookies"
 STAGED_CLIENT = "apiscopeClient"
-STAGED_KEYS = (STAGED_CLASSES, STAGED_COOKIES, STAGED_CLIENT)
+STAGED_MARKER = "apiscopeTestMarker"  # "test" (a verified X-Apiscope-Test of a live run) or "forged"
+STAGED_KEYS = (STAGED_CLASSES, STAGED_COOKIES, STAGED_CLIENT, STAGED_MARKER)
+MARKER_TEST, MARKER_FORGED = "test", "forged"
+_MARKER_HEADER = "x-apiscope-test"
 _CLIENT_SALT = "apiscope.ingest.client-fingerprint"
 # The built-in classes a credential of the URL can be (the detector's credential reading).
 CREDENTIAL_CLASSES = ("api_key", "authentication_token")
@@ -110,9 +119,11 @@ def _redact_pairs(pairs: object, is_credential, redact) -> list | None:
     return new_pairs
 
 
-def trace_stage(trace: dict) -> dict | None:
+def trace_stage(trace: dict, markers=None, accepted_at=None) -> dict | None:
     """A copy of one validated trace with its credential channel redacted, or None when it has
-    nothing to redact. The input is never modified."""
+    nothing to redact. The input is never modified. ``markers``: a ``core.testmarker.MarkerCheck``
+    shared by the traces of one request (made here when None and a marker is present);
+    ``accepted_at``: when the trace was accepted (now when None)."""
     request = trace.get("request") if isinstance(trace.get("request"), dict) else {}
     new_request = None
     secrets: list[str] = []  # the credentials in clear, for the client fingerprint
@@ -121,6 +132,14 @@ def trace_stage(trace: dict) -> dict | None:
                                 lambda name, value: _staged_header(name, value, secrets, cookies))
     if new_headers is not None:
         new_request = {**request, "headers": new_headers}
+    marker = _marker_value(new_headers if new_headers is not None else request.get("headers"))
+    verdict = None
+    if marker is not None:
+        index, value = marker
+        verdict = _marker_verdict(value, markers, accepted_at)
+        headers = list(new_headers if new_headers is not None else request["headers"])
+        headers[index] = {**headers[index], "value": REDACTED}
+        new_request = {**(new_request or request), "headers": headers}
     url = request.get("url")
     classes: dict[str, list[str]] = {}
     if isinstance(url, dict):
@@ -138,7 +157,28 @@ def trace_stage(trace: dict) -> dict | None:
         staged[STAGED_COOKIES] = sorted(set(cookies))
     if secrets:
         staged[STAGED_CLIENT] = client_fingerprint(secrets)
+    if verdict is not None:
+        staged[STAGED_MARKER] = verdict
     return staged
+
+
+def _marker_value(headers: object) -> tuple[int, str] | None:
+    """(index, value) of the first non-empty ``X-Apiscope-Test`` header, if any."""
+    if not isinstance(headers, list):
+        return None
+    for index, item in enumerate(headers):
+        if isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"].strip().lower() == _MARKER_HEADER:
+            value = _scalar_text(item.get("value"))
+            if value is not None:
+                return index, value
+    return None
+
+
+def _marker_verdict(value: str, markers, accepted_at) -> str:
+    from core.testmarker import MarkerCheck, MarkerVerdict
+
+    checker = markers if markers is not None else MarkerCheck()
+    return MARKER_TEST if checker.check(value, accepted_at) is MarkerVerdict.TEST else MARKER_FORGED
 
 
 def _staged_header(name: str, value: str, secrets: list[str], cookies: list[str]) -> str:
@@ -185,12 +225,16 @@ def _stage_url(url: dict, classes: dict[str, list[str]], secrets: list[str]) -> 
     return new_url
 
 
-def traces_stage(traces: list) -> list | None:
+def traces_stage(traces: list, accepted_at=None) -> list | None:
     """The traces as an ``IngestBatch`` row may hold them (see the module), or None when none of
-    them has anything to redact (the caller can store its JSON text as received)."""
+    them has anything to redact (the caller can store its JSON text as received). Test-run markers
+    are judged as of ``accepted_at`` (now when None), each run read once for the whole list."""
+    from core.testmarker import MarkerCheck
+
     staged = None
+    markers = MarkerCheck()
     for index, trace in enumerate(traces):
-        new = trace_stage(trace) if isinstance(trace, dict) else None
+        new = trace_stage(trace, markers, accepted_at) if isinstance(trace, dict) else None
         if new is not None:
             if staged is None:
                 staged = list(traces)
@@ -223,3 +267,9 @@ def staged_client(raw: dict) -> str | None:
     """The client fingerprint :func:`trace_stage` took from a stored trace's credentials, if any."""
     value = raw.get(STAGED_CLIENT)
     return value if isinstance(value, str) and len(value) == 16 else None
+
+
+def staged_marker(raw: dict) -> str | None:
+    """``test``, ``forged`` or None: what :func:`trace_stage` made of the trace's test-run marker."""
+    value = raw.get(STAGED_MARKER)
+    return value if value in (MARKER_TEST, MARKER_FORGED) else None

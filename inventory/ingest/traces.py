@@ -18,7 +18,7 @@ from inventory.patterns.segments import pattern_renumber
 
 from .addresses import address_normalize
 from .decrypt import trace_decrypt
-from .staging import staged_classes, staged_client, staged_cookies
+from .staging import staged_classes, staged_client, staged_cookies, staged_marker
 from .wire import (
     endpoint_path_read,
     graphql_paths_read,
@@ -74,6 +74,8 @@ class Trace:
     credential_cookies: frozenset = frozenset()
     # A keyed hash of the request's credentials taken at acceptance (staging.py), None when it had none.
     client: str | None = None
+    # The test-run marker as judged at acceptance (staging.py): "test", "forged" or None (no marker).
+    marker: str | None = None
 
     def header(self, name: str, *, response: bool = False) -> str | None:
         """The first value of a header (case-insensitive)."""
@@ -155,6 +157,7 @@ def trace_from_agent(raw: dict, index: int, *, processed: bool, received_at: dat
         staged=staged_classes(raw),
         credential_cookies=staged_cookies(raw),
         client=staged_client(raw),
+        marker=staged_marker(raw),
     )
     # Kept with the stored trace (names and a keyed hash only): which cookies were credentials, and
     # whose credentials these were, for readers of stored traces (generated specs, test generation).
