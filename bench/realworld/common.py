@@ -372,7 +372,7 @@ class FlawList:
         verdict: "true"|"false", reason}``; ``mode`` "any" (default) or the run's mode; ``message`` a
         regex the result's message must contain."""
         for v in self.verdicts:
-            if v.get("mode", "any") not in ("any", mode):
+            if v.get("mode", "any") not in ("any", mode, mode.split("-")[0]):
                 continue
             if result["templateName"] not in v["templates"]:
                 continue
@@ -567,7 +567,7 @@ def print_table(rows: list[dict]) -> str:
     lines = [head, "|" + "---|" * 10]
     for r in rows:
         lines.append(f"| {r['target']} | {r['mode']} | {r['tests']} | "
-                     + (f"{r['inReachFound']} of {r['inReach']}" if r["mode"] != "secure" else
+                     + (f"{r['inReachFound']} of {r['inReach']}" if not r["mode"].startswith("secure") else
                         f"({r['inReachFound']} of {r['inReach']} still-present flaws)")
                      + f" | {r['falseFindings']} | {r['unreviewedFailed']} | {r['inconclusive']} "
                        f"({100 * r['inconclusiveShare']:.0f}%) | {r['errors']} | {r['harmfulChanges']} | {r['harmfulRequests']} |")

@@ -35,8 +35,9 @@ def main(argv=None) -> int:
     parser.add_argument("--target", dest="url", help="the running target's base URL")
     parser.add_argument("--judge-again", action="store_true", help="send nothing: judge the saved results of "
                         "<target>-<mode> again with the current flaw list and verdicts (after checking FAILED by hand)")
-    parser.add_argument("--mode", default="vulnerable", help="vulnerable, secure, beginner, expert…: a label; "
-                        "'secure' counts every FAILED not explained by a flaw the secure mode keeps as false")
+    parser.add_argument("--mode", default="vulnerable", help="vulnerable, secure…: a label (a target may read a "
+                        "suffix, e.g. vampi's '-noreset'); 'secure…' counts every FAILED not explained by a flaw the "
+                        "secure mode keeps as false")
     parser.add_argument("--apiscope", default="http://127.0.0.1:8000")
     parser.add_argument("--key", help="an admin API key")
     parser.add_argument("--key-file", help="a file holding the admin key")
@@ -103,7 +104,7 @@ def main(argv=None) -> int:
     after = snapshot.take() if snapshot else None
     changes = diff(before, after, target.owner_of) if snapshot else []
     evaluation = Evaluation(
-        target=target.name, mode=args.mode, run=_measured(runs, hasattr(target, "plan")), flaws=flaws, secure=args.mode == "secure",
+        target=target.name, mode=args.mode, run=_measured(runs, hasattr(target, "plan")), flaws=flaws, secure=args.mode.split("-")[0] == "secure",
         changes=changes, traffic_users=target.traffic_users, test_users=target.test_users, sent=proxy.sent,
         harmful_requests=forbidden_requests(proxy.sent, traffic_names=target.traffic_names(),
                                             destructive=target.destructive,
@@ -130,7 +131,7 @@ def _judge_again(args) -> int:
     for r in run["results"]:
         r.setdefault("checks", [])
     evaluation = Evaluation(target=args.target, mode=args.mode, run=run, flaws=FlawList.load(args.target),
-                            secure=args.mode == "secure", changes=[], traffic_users=set(), test_users=set(), sent=[],
+                            secure=args.mode.split("-")[0] == "secure", changes=[], traffic_users=set(), test_users=set(), sent=[],
                             harmful_requests=saved.get("harmfulRequests", []),
                             extra={k: v for k, v in saved.items()
                                    if k not in ("summary", "run", "results", "harmfulChanges", "harmfulRequests")},

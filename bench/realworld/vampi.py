@@ -14,7 +14,10 @@ class Target:
     tables = {"users": "username", "books": "book_title"}
     destructive = r"^/createdb$"
 
-    def __init__(self):
+    def __init__(self, mode: str = "vulnerable"):
+        # "<mode>-noreset": the database is populated before the agent sees traffic, so /createdb is not
+        # in the traffic (what the rest of a run does when no reset hides it)
+        self.record_createdb = not mode.endswith("-noreset")
         self.tokens: dict[str, str] = {}
         self.books: dict[str, str] = {}  # user -> the title of the book they added
 
@@ -37,7 +40,7 @@ class Target:
         """What VAmPI's users do: the operator populates the database once (VAmPI's README asks for it),
         visitors browse, people register and log in, add books and read them, change their email and
         password; the administrator reads the debug listing and deletes a spam account."""
-        rec.call("GET", "/createdb")
+        rec.call("GET", "/createdb", record=self.record_createdb)
         rec.call("GET", "/")
         rec.call("GET", "/users/v1")
         rec.call("GET", "/books/v1")
