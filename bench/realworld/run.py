@@ -31,7 +31,7 @@ from common import (HERE, Apiscope, AuditProxy, Evaluation, FlawList, Recorder, 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("target", help="vampi, capital or vapi (a module of bench/realworld)")
+    parser.add_argument("target", help="vampi, capital, vapi or dvga (a module of bench/realworld)")
     parser.add_argument("--target", dest="url", help="the running target's base URL")
     parser.add_argument("--judge-again", action="store_true", help="send nothing: judge the saved results of "
                         "<target>-<mode> again with the current flaw list and verdicts (after checking FAILED by hand)")
