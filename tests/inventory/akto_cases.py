@@ -1,4 +1,4 @@
-"""Akto's URL-merging cases (``../shared/data/akto_url_cases.json``), as traffic for our ingestion.
+"""Akto's URL-merging cases (``tests/inventory/data/akto_url_cases.json``, copied from ``../shared/data/``), as traffic for our ingestion.
 
 The cases are Akto's own unit tests transcribed as data: the URLs one test feeds and the endpoint
 template Akto ends with (``{p}`` for a parameter segment). Each case is fed on hosts of its own
@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "akto_url_cases.json"
+# A copy of ``../shared/data/akto_url_cases.json`` kept with the tests, so a clone anywhere runs them.
+DATA = Path(__file__).resolve().parent / "data" / "akto_url_cases.json"
 _PARAM = re.compile(r"\{[^{}/]*\}")
 ANSWER = {"id": 7, "name": "value", "status": "ok", "createdAt": "2026-01-31T12:00:00.000Z"}
 
