@@ -132,9 +132,31 @@ def may_hold_credential_names(text: str) -> bool:
     return any(hint in lowered for hint in CREDENTIAL_HINTS)
 
 
+# Header-name token sets (split on "-"/"_") that name an authentication header beyond the fixed list:
+# ``Authorization-Token``, ``X-Authorization``, ``X-Authentication``, ``X-Custom-Auth-Token``,
+# ``X-Tenant-Api-Key``, ``X-User-Access-Token``, ``Session-Token``, ``X-Id-Token``.
+_AUTH_HEADER_TOKEN_SETS = (
+    frozenset({"authorization"}), frozenset({"authentication"}), frozenset({"auth", "token"}),
+    frozenset({"auth", "key"}), frozenset({"access", "token"}), frozenset({"api", "key"}), frozenset({"apikey"}),
+    frozenset({"session", "token"}), frozenset({"id", "token"}), frozenset({"bearer"}),
+)
+# Anti-forgery headers are held by anonymous visitors as well: never authentication.
+_NOT_AUTH_HEADER_TOKENS = frozenset({"csrf", "xsrf"})
+
+
+@lru_cache(maxsize=8192)
 def is_auth_header(name: str) -> bool:
-    """A header of the credential channel (``AUTH_HEADERS``)."""
-    return credential_key(name) in AUTH_HEADERS
+    """A header of the credential channel: ``AUTH_HEADERS``, or a custom header whose name says it
+    carries the request's credential (``Authorization-Token``, ``X-Authentication``,
+    ``X-Custom-Auth-Token``, ``X-Tenant-Api-Key``). Anti-forgery headers (``X-CSRF-Token``) and
+    headers that merely mention a session or a key (``X-Session-Id``, ``Idempotency-Key``) are not."""
+    key = credential_key(name)
+    if key in AUTH_HEADERS:
+        return True
+    tokens = frozenset(key.replace("_", "-").split("-"))
+    if tokens & _NOT_AUTH_HEADER_TOKENS:
+        return False
+    return any(wanted <= tokens for wanted in _AUTH_HEADER_TOKEN_SETS)
 
 
 def is_auth_param(name: str) -> bool:
