@@ -34,6 +34,9 @@ from .wire import (
 
 # Methods that make endpoints (SPEC's enum); other verbs are counted as skipped.
 METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
+# Query parameters, request headers and response headers kept per trace (the analysis walks at most
+# as many leaves a section: fields.MAX_LEAVES); more make the trace partial.
+MAX_PAIRS = 1000
 META_KEYS = ("environment", "incoming", "source", "sourcePort", "destination", "destinationPort",
              "originalSource", "metloSource")
 
@@ -67,6 +70,10 @@ class Trace:
     source_address: str | None = None
     # Classes of credential values redacted at acceptance, by (section, name) (staging.py).
     staged: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    # More than MAX_PAIRS query parameters or headers were sent: the rest were left out (the trace
+    # is partial, analysis.TraceResult.truncated) and these sections are not stored as sent.
+    truncated: str | None = None
+    truncated_sections: frozenset = frozenset()
 
     def header(self, name: str, *, response: bool = False) -> str | None:
         """The first value of a header (case-insensitive)."""
@@ -149,7 +156,21 @@ def trace_from_agent(raw: dict, index: int, *, processed: bool, received_at: dat
     )
     if processed:
         _read_processed(trace, raw, processed_raw)
+    _pairs_bounded(trace)
     return trace
+
+
+def _pairs_bounded(trace: Trace) -> None:
+    """Keep the first MAX_PAIRS query parameters and headers of each list; more make the trace partial."""
+    cut = set()
+    for section, attribute in ((DataSection.REQUEST_QUERY, "query"), (DataSection.REQUEST_HEADER, "req_headers"),
+                               (DataSection.RESPONSE_HEADER, "resp_headers")):
+        pairs = getattr(trace, attribute)
+        if len(pairs) > MAX_PAIRS:
+            setattr(trace, attribute, pairs[:MAX_PAIRS])
+            cut.add(section)
+    if cut:
+        trace.truncated, trace.truncated_sections = "pairs", frozenset(cut)
 
 
 def _meta(meta_in: object) -> dict:

@@ -191,7 +191,7 @@ def test_a_failing_analysis_is_logged_and_retried_without_the_message(client, ev
 
     import inventory.tasks
 
-    def broken(*, batch_id):
+    def broken(*, batch_id, **_):
         raise DataError(f"value too long: LINE 1: ... VALUES ('{SECRETS['email']}', '{SECRETS['password']}')")
 
     with django_capture_on_commit_callbacks() as accepted:
