@@ -11,6 +11,10 @@ inventory redacts.
 * :func:`url_masked` — a URL with its userinfo, credential query/fragment parameters and opaque
   token-like path segments (``/services/T0/B0/<token>`` of chat webhooks) masked;
 * :func:`evidence_masked` — what a test run recorded from the target's answers: masked whole;
+* :func:`field_masked` — the value of one field of such a JSON value, masked as :func:`secrets_masked`
+  masks it there: what the console's pages call for each field they show (``console.masking``), so
+  a page and the API answer mask with one rule (a ``headers`` field by the header rule, a
+  credential-named field whole, a URL as a URL);
 * :class:`MaskedForReadKeys` — a serializer mixin applying them unless the request's key is admin.
 
 The functions build new values and never change their input.
@@ -151,6 +155,12 @@ def secrets_masked(value: Any) -> Any:
     if isinstance(value, str):
         return _text_masked(value)
     return value
+
+
+def field_masked(name: str, value: Any) -> Any:
+    """``value`` masked as the field ``name`` of an object is masked by :func:`secrets_masked`
+    (``field_masked("headers", {"X-Internal-Key": "k"})`` masks by the header rule)."""
+    return secrets_masked({name: value})[name]
 
 
 def evidence_masked(text: str) -> str:
