@@ -9,7 +9,8 @@ inventory redacts.
   recipes…) with credential-named fields, credential headers, login bodies, URL credentials and
   credential-looking text masked;
 * :func:`url_masked` — a URL with its userinfo, credential query/fragment parameters and opaque
-  token-like path segments (``/services/T0/B0/<token>`` of chat webhooks) masked;
+  token-like path segments (``/services/T0/B0/<token>`` of chat webhooks) masked; :func:`query_masked`
+  — a query string's credential parameters (the access log's request lines);
 * :func:`evidence_masked` — what a test run recorded from the target's answers: masked whole;
 * :func:`field_masked` — the value of one field of such a JSON value, masked as :func:`secrets_masked`
   masks it there: what the console's pages call for each field they show (``console.masking``), so
@@ -56,6 +57,12 @@ _EMPTY = (None, "", [], {})
 def _is_secret_name(name: str, rule=is_credential_name) -> bool:
     """``rule(name)`` (ingestion's credential rule), except for ``_NOT_SECRET_NAMES``."""
     return rule(name) and name.lower().replace("-", "").replace("_", "") not in _NOT_SECRET_NAMES
+
+
+def query_masked(text: str) -> str:
+    """A query string with the values of credential parameters masked (``url_masked``'s rule for the
+    query): ``a=1&api_key=k`` → ``a=1&api_key=[REDACTED]``. For log lines (``core/accesslog.py``)."""
+    return _params_masked(text)
 
 
 def _params_masked(text: str) -> str:
