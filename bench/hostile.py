@@ -104,12 +104,13 @@ def _wait_analysed(svc: BenchService, timeout: float) -> bool:
     return False
 
 
-def worker_cpu(svc: BenchService, figures: Figures, items, *, skip: set[str], timeout: float) -> None:
-    """Post each item once as the agent does; the worker's CPU until it is analysed."""
+def worker_cpu(svc: BenchService, figures: Figures, items, *, skip: set[str], timeout: float, copies: int) -> None:
+    """Post ``copies`` of each item as the agent does (one trace a request, each a row of its own); the
+    worker's CPU until all are analysed, divided by ``copies`` (the kernel counts CPU in 10 ms ticks)."""
     worker = svc.procs["worker"].pid
     with svc.session() as session:
-        baseline = [agent_trace(path=f"/api/orders/{i}", response_body=json.dumps({"id": i})) for i in range(3)]
-        for name, what, trace in [("ordinary trace", "an ordinary trace", t) for t in baseline] + \
+        baseline = agent_trace(path="/api/orders/1", response_body=json.dumps({"id": 1, "email": "a@example.com"}))
+        for name, what, trace in [("ordinary trace", "an ordinary trace", baseline)] + \
                                  [(h.name, h.what, h.trace) for h in items]:
             if name in skip:
                 figures.add(f"worker cpu per trace: {name}", -1, "ms", note="not sent: over the CPU cap in process")
@@ -117,16 +118,18 @@ def worker_cpu(svc: BenchService, figures: Figures, items, *, skip: set[str], ti
             _wait_analysed(svc, timeout)
             time.sleep(0.5)  # the drain that found nothing has ended
             before = proc_cpu_seconds(worker)
-            response = session.post(f"{svc.base_url}/api/v1/log-request/single", data=json.dumps(trace),
-                                    headers={"Content-Type": "application/json"}, timeout=60)
-            if response.status_code != 200:
-                figures.add(f"worker cpu per trace: {name}", -1, "ms", note=f"refused: {response.status_code}")
+            body = json.dumps(trace)
+            refused = [session.post(f"{svc.base_url}/api/v1/log-request/single", data=body,
+                                    headers={"Content-Type": "application/json"}, timeout=60).status_code
+                       for _ in range(copies)]
+            if any(code != 200 for code in refused):
+                figures.add(f"worker cpu per trace: {name}", -1, "ms", note=f"refused: {refused}")
                 continue
             done = _wait_analysed(svc, timeout)
-            seconds = proc_cpu_seconds(worker) - before
+            seconds = (proc_cpu_seconds(worker) - before) / copies
             figures.add(f"worker cpu per trace: {name}", seconds * 1000, "ms", target="≤ 100 ms",
                         ok=done and seconds <= 0.1,
-                        note=what if done else f"{what}; NOT analysed within {timeout:.0f} s")
+                        note=f"{what}; {copies} sent" if done else f"{what}; NOT analysed within {timeout:.0f} s")
 
 
 # ---------------------------------------------------------------- the monitored app
@@ -306,6 +309,7 @@ def main() -> None:
     parser.add_argument("--wait", type=float, default=30.0, help="seconds a legitimate trace is waited for")
     parser.add_argument("--rate", type=float, default=0.0, help="bombs/s of the fairness run (default: N)")
     parser.add_argument("--only", default="cpu,worker,relay,fair", help="phases to run, comma-separated")
+    parser.add_argument("--copies", type=int, default=5, help="copies of each item sent in the worker phase")
     args = parser.parse_args()
     phases = set(args.only.split(","))
     items = corpus()
@@ -322,9 +326,10 @@ def main() -> None:
         over_cap: set[str] = set()
         if "cpu" in phases:
             spent = cpu_in_process(figures, items, cap=args.cap)
-            over_cap = {name for name, seconds in spent.items() if seconds >= args.cap * 0.95}
+            over_cap = {name for name, seconds in spent.items() if seconds >= args.cap * 0.5}
         if "worker" in phases:
-            worker_cpu(svc, figures, items, skip=over_cap, timeout=max(60.0, args.cap * 2))
+            worker_cpu(svc, figures, items, skip=over_cap, timeout=max(60.0, args.cap * 2),
+                       copies=1 if args.small else args.copies)
         if phases & {"relay", "fair"}:
             from core.models import ApiKey, Scope
 

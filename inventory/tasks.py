@@ -23,8 +23,13 @@ from .models import IngestBatch
 logger = logging.getLogger(__name__)
 
 
-@shared_task(bind=True, max_retries=None, soft_time_limit=settings.INGEST_ANALYSIS_SOFT_TIME_LIMIT,
-             time_limit=settings.INGEST_ANALYSIS_TIME_LIMIT)
+# Time limits travel in each task's message (the sender's settings): web and worker must agree.
+# A soft limit of 0 means none (the hard one only).
+SOFT_LIMIT = settings.INGEST_ANALYSIS_SOFT_TIME_LIMIT or None
+HARD_LIMIT = settings.INGEST_ANALYSIS_TIME_LIMIT
+
+
+@shared_task(bind=True, max_retries=None, soft_time_limit=SOFT_LIMIT, time_limit=HARD_LIMIT)
 def analyze_batch_task(self, batch_id: int) -> None:
     """Analyse one accepted batch (``inventory.ingest.pipeline.batch_analyze``).
 
@@ -44,7 +49,7 @@ def analyze_batch_task(self, batch_id: int) -> None:
     try:
         outcome = batch_analyze(batch_id=batch_id, claimed=claimed)
     except TIME_LIMITS:
-        _abandoned(claimed, whole_task=True)
+        _abandoned(self, claimed, whole_task=True)
         return
     except Exception as exc:
         if _failure_recorded(batch_id, exc, claimed):
@@ -62,11 +67,10 @@ DRAIN_BUDGET_SECONDS = 60
 
 
 def _drain_budget() -> float:
-    return min(DRAIN_BUDGET_SECONDS, settings.INGEST_ANALYSIS_SOFT_TIME_LIMIT / 3)
+    return min(DRAIN_BUDGET_SECONDS, (SOFT_LIMIT or HARD_LIMIT) / 3)
 
 
-@shared_task(bind=True, max_retries=None, soft_time_limit=settings.INGEST_ANALYSIS_SOFT_TIME_LIMIT,
-             time_limit=settings.INGEST_ANALYSIS_TIME_LIMIT)
+@shared_task(bind=True, max_retries=None, soft_time_limit=SOFT_LIMIT, time_limit=HARD_LIMIT)
 def ingest_drain_task(self) -> int:
     """Analyse every pending single-trace row in batches, light rows first (``inventory.ingest.drain``).
 
@@ -83,7 +87,7 @@ def ingest_drain_task(self) -> int:
         try:
             outcome = singles_analyze(claimed=claimed)
         except TIME_LIMITS:
-            _abandoned(claimed, whole_task=False)
+            _abandoned(self, claimed, whole_task=False)
             return analysed
         except Exception as exc:
             if claimed:
@@ -102,13 +106,15 @@ def ingest_drain_task(self) -> int:
     return analysed
 
 
-def _abandoned(claimed: list, *, whole_task: bool) -> None:
+def _abandoned(task, claimed: list, *, whole_task: bool) -> None:
     """The soft time limit interrupted the task. A claim still analysing is given up: counted as lost
     when its own analysis took most of the task's time (``whole_task``: it is the task's only analysis)."""
     if not claimed:
         return
     claim = claimed[0]
-    culprit = whole_task or time.monotonic() - claim.started >= settings.INGEST_ANALYSIS_SOFT_TIME_LIMIT / 2
+    # The limits the message carried (the sender's), else this process's.
+    soft = ((getattr(task.request, "timelimit", None) or (None, None))[1]) or SOFT_LIMIT or HARD_LIMIT
+    culprit = whole_task or time.monotonic() - claim.started >= soft / 2
     logger.error("ingest analysis of %d row(s) given up at the soft time limit (%s)", len(claim.batches),
                  "counted as lost" if culprit else "released")
     try:

@@ -342,7 +342,8 @@ INGEST_COALESCE_TRACES = env.int("INGEST_COALESCE_TRACES", default=500)
 INGEST_TRACE_CPU_MS = env.float("INGEST_TRACE_CPU_MS", default=50.0)
 # Hard time limit (seconds) of an analysis task: past it the worker process is killed, the rows it
 # held are analysed alone afterwards and a row that kills its worker alone is quarantined. The soft
-# limit (SoftTimeLimitExceeded, the analysis given up and dealt with the same way) comes first.
+# limit (SoftTimeLimitExceeded, the analysis given up and dealt with the same way) comes first; 0: none.
+# The limits travel in each task's message: give the web and the workers the same values.
 INGEST_ANALYSIS_TIME_LIMIT = env.int("INGEST_ANALYSIS_TIME_LIMIT", default=180)
 INGEST_ANALYSIS_SOFT_TIME_LIMIT = env.int("INGEST_ANALYSIS_SOFT_TIME_LIMIT", default=150)
 # Single-trace posts send no Celery message each: a web process sends one drain task per this

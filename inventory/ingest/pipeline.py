@@ -412,9 +412,11 @@ def claim_abandoned(claim: Claim, *, culprit: bool) -> None:
     with transaction.atomic():
         rows = IngestBatch.objects.filter(id__in=claim.ids, status=IngestBatch.Status.PENDING,
                                           claimed_until=claim.lease)
-        # A lease in the past: the next claim finds the rows "lost".
-        rows.update(claimed_until=timezone.now() - timedelta(seconds=1)) if culprit else rows.update(
-            claimed_until=None)
+        # A lease in the past: the next claim finds the rows "lost". Rows given up this often are lost
+        # whatever took the time (never released again and again).
+        if not culprit:
+            rows.filter(attempts__lt=MAX_ATTEMPTS).update(claimed_until=None)
+        rows.update(claimed_until=timezone.now() - timedelta(seconds=1))  # the rest (filtered on the lease)
         transaction.on_commit(lambda: claim_resend(claim))
 
 
