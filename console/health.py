@@ -4,7 +4,8 @@ what to do, for each thing that is stuck. Counters: ``inventory.ingest.health``.
 
 Bounded whatever the traffic: the page lists the sources that sent the most (``TOP_BY_VOLUME``) and
 those with the most refusals and failures (``TOP_BY_FAILURES``); every other source is folded into
-one line with their summed counts (and one red line), so a thousand User-Agents make one line, not a
+one line with their summed counts; the ``RED_LINE_SOURCES`` most troubled sources get red lines of
+their own, the others one red line together. A thousand User-Agents make a few lines, not a
 thousand. Sources not seen for a day are forgotten when the page is read."""
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from inventory.models import IngestBatch
 
 TOP_BY_VOLUME = 15
 TOP_BY_FAILURES = 10
+RED_LINE_SOURCES = 5  # sources with a red line of their own (the others' trouble: one line)
 HOUR_BUCKETS = 3600 // counters.BUCKET_SECONDS
 DAY_BUCKETS = 86400 // counters.BUCKET_SECONDS
 BACKLOG_STUCK_SECONDS = 300
@@ -234,7 +236,11 @@ def problems(h: Health, *, broker_down: bool = False) -> list[tuple[str, str]]:
         found.append((f"{h.quarantined_batches} trace(s) quarantined: their analysis outlived the time limit.",
                       "They are kept, not analysed (console: Ingest batches, status QUARANTINED); analyse them "
                       "again from there once INGEST_ANALYSIS_TIME_LIMIT or the budgets allow it, or delete them."))
-    for source in h.sources:
+    # A red line each for the RED_LINE_SOURCES most troubled sources; the others' trouble in one line.
+    hour_trouble = ("failed", "rejected_503", "rejected_4xx")
+    troubled = sorted((s for s in h.sources if any(s.hour[k] for k in hour_trouble)),
+                      key=lambda s: (-sum(s.hour[k] for k in hour_trouble), s.key, s.agent))
+    for source in troubled[:RED_LINE_SOURCES]:
         name = f"{source.key} / {source.agent}"
         if source.hour["failed"]:
             found.append((f"{name}: {source.hour['failed']} trace(s) failed analysis for good in the last hour.",
@@ -247,11 +253,16 @@ def problems(h: Health, *, broker_down: bool = False) -> list[tuple[str, str]]:
             found.append((f"{name}: {source.hour['rejected_4xx']} request(s) refused with 4xx in the last hour "
                           f"(last refusal {source.refused_status}).",
                           REFUSAL_HINTS.get(source.refused_status, REFUSAL_HINTS[None])))
-    if h.others.count and any(h.others.hour[kind] for kind in ("failed", "rejected_503", "rejected_4xx")):
-        found.append((f"{h.others.count} other source(s): {h.others.hour['failed']} trace(s) failed, "
-                      f"{h.others.hour['rejected_503']} request(s) refused with 503 and {h.others.hour['rejected_4xx']} "
-                      "with 4xx in the last hour.",
-                      "The sources table's last line adds them up; fix the listed sources first."))
+    rest = Folded()
+    for source in troubled[RED_LINE_SOURCES:]:
+        rest.add(source)
+    count = rest.count + h.others.count
+    totals = {k: rest.hour[k] + h.others.hour[k] for k in hour_trouble}
+    if count and any(totals.values()):
+        found.append((f"{count} other source(s): {totals['failed']} trace(s) failed, {totals['rejected_503']} "
+                      f"request(s) refused with 503 and {totals['rejected_4xx']} with 4xx in the last hour.",
+                      "The sources table shows them (the listed ones, then the other sources added up); fix the "
+                      "sources named above first."))
     if not h.counting:
         found.append(("Ingestion is not counted: no Redis (REDIS_URL unset).",
                       "Set REDIS_URL to see per-source counts; backlog and failures below are still exact."))

@@ -172,11 +172,14 @@ def test_a_thousand_sources_make_a_bounded_page_the_rest_folded_into_one_line(ad
     listed_refusals = sum(s.hour["rejected_4xx"] for s in health.sources)
     assert health.others.count == 1005 - len(health.sources)
     assert health.others.hour["rejected_4xx"] + listed_refusals == 1000  # nothing lost in the fold
+    from console.health import RED_LINE_SOURCES
+
     refusal_lines = [what for what, _ in health.problems if "refused" in what]
-    assert len(refusal_lines) <= TOP_BY_FAILURES + 1
-    assert any(what.startswith(f"{health.others.count} other source(s):") for what in refusal_lines)
+    assert len(refusal_lines) == RED_LINE_SOURCES + 1
+    assert refusal_lines[-1] == (f"{1000 - RED_LINE_SOURCES} other source(s): 0 trace(s) failed, 0 request(s) "
+                                 f"refused with 503 and {1000 - RED_LINE_SOURCES} with 4xx in the last hour.")
 
     html = admin_browser.get("/admin/health/").content.decode()
-    assert html.count("flood/") <= 2 * TOP_BY_FAILURES  # each listed one: its row and its red line
+    assert html.count("flood/") <= TOP_BY_FAILURES + RED_LINE_SOURCES  # listed rows and their red lines
     assert 'id="sources-others"' in html and f"{health.others.count} other sources, added up" in html
-    assert html.count('class="console-problem"') <= TOP_BY_FAILURES + 6
+    assert html.count('class="console-problem"') <= RED_LINE_SOURCES + 6
