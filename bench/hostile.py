@@ -29,7 +29,6 @@ import sys
 import threading
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -255,6 +254,7 @@ def listed_while_bombed(svc: BenchService, figures: Figures, app: MonitoredApp, 
     for t in bombers:
         t.start()
     latencies: list[float] = []
+    accepted_latencies: list[float] = []  # from the trace's arrival at the service (the agent's own queue left out)
     missed = 0
     index = 0
     with requests.Session() as user, svc.session() as api:
@@ -270,6 +270,10 @@ def listed_while_bombed(svc: BenchService, figures: Figures, app: MonitoredApp, 
                                    params={"searchQuery": f"legit{index}/", "limit": 1}, timeout=30)
                 if response.ok and response.json():
                     listed = time.monotonic() - sent_at
+                    arrived = svc.sql("SELECT extract(epoch FROM now() - min(created_at)) FROM inventory_apitrace "
+                                      "WHERE path = %s", [path])[0][0]
+                    if arrived is not None:
+                        accepted_latencies.append(float(arrived))
                     break
                 time.sleep(0.05)
             if listed is None:
@@ -289,6 +293,11 @@ def listed_while_bombed(svc: BenchService, figures: Figures, app: MonitoredApp, 
     figures.add("legitimate trace listed while bombed at N: p50", percentile(latencies, 50), "s",
                 target=f"≤ {LISTED_TARGET_S:.0f} s", ok=bool(latencies) and percentile(latencies, 50) <= LISTED_TARGET_S,
                 note=note)
+    figures.add("legitimate trace listed while bombed at N, from its arrival at the service: p50",
+                percentile(accepted_latencies, 50), "s", target=f"≤ {LISTED_TARGET_S:.0f} s",
+                ok=bool(accepted_latencies) and percentile(accepted_latencies, 50) <= LISTED_TARGET_S,
+                note=f"max {max(accepted_latencies) if accepted_latencies else 0:.2f} s; the rest of the end-to-end "
+                     "time is the monitored app's agent queueing its posts (its thread pool of 4)")
     worst = max(latencies) if latencies and not missed else float(wait)
     figures.add("legitimate trace listed while bombed at N: max", worst, "s", target=f"≤ {LISTED_TARGET_S:.0f} s",
                 ok=not missed and worst <= LISTED_TARGET_S, note="the wait limit when any was never listed")

@@ -339,7 +339,7 @@ INGEST_COALESCE_TRACES = env.int("INGEST_COALESCE_TRACES", default=500)
 # What one trace's analysis may spend (inventory/ingest/pipeline.py, core/budget.py): CPU milliseconds,
 # besides its nodes, characters and validator candidates; over it the trace is analysed partially
 # (counted as truncated on the health page).
-INGEST_TRACE_CPU_MS = env.float("INGEST_TRACE_CPU_MS", default=50.0)
+INGEST_TRACE_CPU_MS = env.float("INGEST_TRACE_CPU_MS", default=40.0)
 # Hard time limit (seconds) of an analysis task: past it the worker process is killed, the rows it
 # held are analysed alone afterwards and a row that kills its worker alone is quarantined. The soft
 # limit (SoftTimeLimitExceeded, the analysis given up and dealt with the same way) comes first; 0: none.

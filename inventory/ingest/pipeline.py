@@ -77,7 +77,7 @@ MAX_ATTEMPTS = 5
 # What one trace's analysis may spend (core.budget); the CPU time is INGEST_TRACE_CPU_MS.
 TRACE_NODES = 20_000
 TRACE_CHARS = 500_000
-TRACE_CANDIDATES = 300
+TRACE_CANDIDATES = 200
 # Heavy rows a drain round claims when no light row waits: at most this many rows, this many bytes
 # of traces (so a round, and the wait of a light trace that arrives during it, stays short) ...
 HEAVY_CLAIM_ROWS = 16

@@ -144,11 +144,11 @@ def trace_from_agent(raw: dict, index: int, *, processed: bool, received_at: dat
         method=method_read(request.get("method")),
         path=path_normalize(raw_path),
         endpoint_path=pattern_renumber(endpoint_path) if isinstance(endpoint_path, str) and endpoint_path else None,
-        query=query_read(raw_path, pairs_read(url.get("parameters"))),
-        req_headers=pairs_read(request.get("headers")),
+        query=query_read(raw_path, pairs_read(_head(url.get("parameters")))),
+        req_headers=pairs_read(_head(request.get("headers"))),
         req_body=text(request.get("body")),
         status=_status(response.get("status")),
-        resp_headers=pairs_read(response.get("headers")),
+        resp_headers=pairs_read(_head(response.get("headers"))),
         resp_body=text(response.get("body")),
         meta=meta,
         source_address=address_normalize(meta.get("source")),
@@ -158,6 +158,11 @@ def trace_from_agent(raw: dict, index: int, *, processed: bool, received_at: dat
         _read_processed(trace, raw, processed_raw)
     _pairs_bounded(trace)
     return trace
+
+
+def _head(pairs: object) -> object:
+    """The first MAX_PAIRS + 1 items of a list of pairs (one more than kept: the trace then knows it was cut)."""
+    return pairs[:MAX_PAIRS + 1] if isinstance(pairs, list) and len(pairs) > MAX_PAIRS + 1 else pairs
 
 
 def _pairs_bounded(trace: Trace) -> None:
