@@ -38,7 +38,7 @@ import requests  # noqa: E402
 from bench.service import (  # noqa: E402
     BenchService, CpuMeter, Figures, bench_arguments, free_port, percentile, proc_cpu_seconds,
 )
-from tests.hardening.hostile import agent_trace, corpus, fragment_bomb, legitimate  # noqa: E402
+from tests.hardening.hostile import agent_trace, corpus, fragment_bomb  # noqa: E402
 
 AGENT_VERSION = "0.0.17"
 DEFAULT_VENV = Path(os.environ.get("APISCOPE_AGENT_VENV") or Path.home() / ".cache" / "apiscope-bench" /
@@ -261,17 +261,19 @@ def listed_while_bombed(svc: BenchService, figures: Figures, app: MonitoredApp, 
         time.sleep(min(3.0, seconds / 4))  # the flood is under way
         while time.time() - started < seconds:
             index += 1
-            path = f"/api/legit{index}/orders"
+            # A host of its own each (the agent takes the host from the Host header): learning never
+            # merges these endpoints into one pattern, so each is found by its own name.
+            host = f"legit{index}.shop.test"
             sent_at = time.monotonic()
-            user.get(f"{app.url}{path}", timeout=30)
+            user.get(f"{app.url}/api/orders", headers={"Host": host}, timeout=30)
             listed = None
             while time.monotonic() - sent_at < wait:
                 response = api.get(f"{svc.base_url}/api/v1/endpoints",
-                                   params={"searchQuery": f"legit{index}/", "limit": 1}, timeout=30)
+                                   params={"searchQuery": host, "limit": 1}, timeout=30)
                 if response.ok and response.json():
                     listed = time.monotonic() - sent_at
                     arrived = svc.sql("SELECT extract(epoch FROM now() - min(created_at)) FROM inventory_apitrace "
-                                      "WHERE path = %s", [path])[0][0]
+                                      "WHERE host = %s", [host])[0][0]
                     if arrived is not None:
                         accepted_latencies.append(float(arrived))
                     break
