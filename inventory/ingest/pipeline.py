@@ -238,13 +238,19 @@ def _heavy_claim(free) -> Claim | None:
     rows = list(free.filter(heavy=True).order_by("received_at")[: REDUCED_CLAIM_ROWS if reduced else HEAVY_CLAIM_ROWS])
     if not rows:
         return None
-    if not reduced:
-        rows = rows[:1] + [row for row in rows[1:] if row.id in set(_within_bytes(rows, HEAVY_CLAIM_BYTES))]
+    if not reduced and len(rows) > 1:
+        fitting = set(_within_bytes(rows, HEAVY_CLAIM_BYTES))
+        rows = rows[:1] + [row for row in rows[1:] if row.id in fitting]
     return _lease(rows, reduced=reduced)
 
 
 def _within_bytes(rows: list, limit: int) -> list[int]:
-    """Ids of the first ``rows`` whose traces, as stored, fit in ``limit`` bytes together."""
+    """Ids of the first ``rows`` whose traces, as stored, fit in ``limit`` bytes together (PostgreSQL;
+    elsewhere every row is taken: the row count alone bounds the round)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return [r.id for r in rows]
     sizes = dict(IngestBatch.objects.filter(id__in=[r.id for r in rows]).values_list("id", _stored_size()))
     kept, total = [], 0
     for row in rows:
