@@ -45,6 +45,8 @@ SPEC_BUDGET = (f"The document has more than {MAX_SPEC_NODES:,} values (complexit
 # YAML events (libyaml's parser) read before the document is built: a file past this many is over the
 # budget whatever its aliases.
 MAX_YAML_EVENTS = 3 * MAX_SPEC_NODES
+# Nesting of YAML collections read (real specs nest a few tens of levels at most).
+MAX_YAML_DEPTH = 200
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # The document as stored (JSON, aliases expanded) may not be much larger than the largest upload:
 # a 400-byte file of nested aliases must not become megabytes in the database.
@@ -86,10 +88,20 @@ def _count_nodes(document) -> None:
 
 
 def _yaml_load(text: str):
-    """The YAML document, with libyaml; a ZOD 400 (the budget) once its events pass ``MAX_YAML_EVENTS``."""
-    for count, _ in enumerate(yaml.parse(text, Loader=_YAML_LOADER), 1):
+    """The YAML document, with libyaml; a ZOD 400 once its events pass ``MAX_YAML_EVENTS`` (the budget) or
+    its collections nest deeper than ``MAX_YAML_DEPTH``: libyaml's parser walks the events without
+    recursion, but the C loader builds the document recursively, and a deep enough one would overflow
+    the C stack (a crash, where the Python loader raised RecursionError)."""
+    depth = 0
+    for count, event in enumerate(yaml.parse(text, Loader=_YAML_LOADER), 1):
         if count > MAX_YAML_EVENTS:
             raise _invalid(SPEC_BUDGET)
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise _invalid("The document is nested too deeply.")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
     return yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - the safe loader (C or Python)
 
 
