@@ -121,7 +121,7 @@ def test_the_hostile_corpus_is_analysed_within_its_budgets_and_a_legitimate_trac
 
 
 def test_an_analysis_killed_by_the_hard_time_limit_quarantines_the_costly_trace_and_analyses_the_rest_once(
-        seeded_transactional_db, admin_client):  # noqa: F811
+        seeded_transactional_db, admin_client, monkeypatch):  # noqa: F811
     """A custom data class whose regex RE2 cannot run, on a worker whose operator raised
     USER_REGEX_TIMEOUT_MS: one value makes it run for minutes in C, where no budget check can stop it.
     The hard time limit kills the worker process; the four traces it held (claimed together) are analysed
@@ -136,6 +136,11 @@ def test_an_analysis_killed_by_the_hard_time_limit_quarantines_the_costly_trace_
     # limits travel in the messages the web sends: both get them.
     limits = {"INGEST_ANALYSIS_TIME_LIMIT": "4", "INGEST_ANALYSIS_SOFT_TIME_LIMIT": "0",
               "USER_REGEX_TIMEOUT_MS": "600000"}
+    from inventory.tasks import analyze_batch_task, ingest_drain_task
+
+    for task in (analyze_batch_task, ingest_drain_task):  # the messages this process's sweep sends, too
+        monkeypatch.setattr(task, "time_limit", 4)
+        monkeypatch.setattr(task, "soft_time_limit", None)
     web = start_web(process_env(**limits))
     worker = None
     try:
