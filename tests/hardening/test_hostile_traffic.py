@@ -136,11 +136,13 @@ def test_an_analysis_killed_by_the_hard_time_limit_quarantines_the_costly_trace_
     # limits travel in the messages the web sends: both get them.
     limits = {"INGEST_ANALYSIS_TIME_LIMIT": "4", "INGEST_ANALYSIS_SOFT_TIME_LIMIT": "0",
               "USER_REGEX_TIMEOUT_MS": "600000"}
+    from config.celery import app
     from inventory.tasks import analyze_batch_task, ingest_drain_task
 
     for task in (analyze_batch_task, ingest_drain_task):  # the messages this process's sweep sends, too
         monkeypatch.setattr(task, "time_limit", 4)
         monkeypatch.setattr(task, "soft_time_limit", None)
+    app.control.purge()  # messages earlier tests left in the queue carry the default limits
     web = start_web(process_env(**limits))
     worker = None
     try:
