@@ -1,12 +1,16 @@
 """Secrets masked in the console for users who may only look (the read-only operators' group).
 
 A user sees a model's secrets in clear when they hold that model's Django "change" permission (as
-``admin`` API keys do in the API); anyone else is shown what a ``read`` key gets from the API
-(``core.masking``). The masks are applied to the objects a page shows (list and change page), never
-saved: such a user cannot save."""
+``admin`` API keys do in the API); anyone else is shown what a ``read`` key gets from the API, with
+the API's one rule (``core.masking``): each masked field names the field of the API's answer it is
+(``masked_fields``), and its value is masked as the API masks that field (``field_masked``); a URL
+field names ``url_masked`` itself. The masks are applied to the objects a page shows (list and change
+page), never saved: such a user cannot save."""
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from core.masking import field_masked, secrets_masked
 
 
 def sees_secrets(request, model) -> bool:
@@ -14,16 +18,28 @@ def sees_secrets(request, model) -> bool:
     return request.user.has_perm(f"{opts.app_label}.change_{opts.model_name}")
 
 
-class SecretsMaskedAdmin:
-    """ModelAdmin mixin: ``masked_fields`` maps a field name to the function that masks its value."""
+def masker(wire: str | Callable | None) -> Callable:
+    """The mask of a field shown as ``wire`` in the API's answer: that field's rule (``field_masked``);
+    ``None``: the value holds top-level fields of the answer (``secrets_masked``); a callable: itself."""
+    if callable(wire):
+        return wire
+    if wire is None:
+        return secrets_masked
+    return lambda value: field_masked(wire, value)
 
-    masked_fields: dict[str, Callable] = {}
+
+class SecretsMaskedAdmin:
+    """ModelAdmin mixin: ``masked_fields`` maps a model field to the API field it is shown as (or to
+    ``None`` / a masking function, see :func:`masker`)."""
+
+    masked_fields: dict[str, str | Callable | None] = {}
 
     def _mask(self, request, objects) -> None:
         if sees_secrets(request, self.model):
             return
+        masks = {name: masker(wire) for name, wire in self.masked_fields.items()}
         for obj in objects:
-            for name, mask in self.masked_fields.items():
+            for name, mask in masks.items():
                 value = getattr(obj, name, None)
                 if value:
                     setattr(obj, name, mask(value))

@@ -9,8 +9,13 @@ inventory redacts.
   recipes…) with credential-named fields, credential headers, login bodies, URL credentials and
   credential-looking text masked;
 * :func:`url_masked` — a URL with its userinfo, credential query/fragment parameters and opaque
-  token-like path segments (``/services/T0/B0/<token>`` of chat webhooks) masked;
+  token-like path segments (``/services/T0/B0/<token>`` of chat webhooks) masked; :func:`query_masked`
+  — a query string's credential parameters (the access log's request lines);
 * :func:`evidence_masked` — what a test run recorded from the target's answers: masked whole;
+* :func:`field_masked` — the value of one field of such a JSON value, masked as :func:`secrets_masked`
+  masks it there: what the console's pages call for each field they show (``console.masking``), so
+  a page and the API answer mask with one rule (a ``headers`` field by the header rule, a
+  credential-named field whole, a URL as a URL);
 * :class:`MaskedForReadKeys` — a serializer mixin applying them unless the request's key is admin.
 
 The functions build new values and never change their input.
@@ -52,6 +57,12 @@ _EMPTY = (None, "", [], {})
 def _is_secret_name(name: str, rule=is_credential_name) -> bool:
     """``rule(name)`` (ingestion's credential rule), except for ``_NOT_SECRET_NAMES``."""
     return rule(name) and name.lower().replace("-", "").replace("_", "") not in _NOT_SECRET_NAMES
+
+
+def query_masked(text: str) -> str:
+    """A query string with the values of credential parameters masked (``url_masked``'s rule for the
+    query): ``a=1&api_key=k`` → ``a=1&api_key=[REDACTED]``. For log lines (``core/accesslog.py``)."""
+    return _params_masked(text)
 
 
 def _params_masked(text: str) -> str:
@@ -151,6 +162,12 @@ def secrets_masked(value: Any) -> Any:
     if isinstance(value, str):
         return _text_masked(value)
     return value
+
+
+def field_masked(name: str, value: Any) -> Any:
+    """``value`` masked as the field ``name`` of an object is masked by :func:`secrets_masked`
+    (``field_masked("headers", {"X-Internal-Key": "k"})`` masks by the header rule)."""
+    return secrets_masked({name: value})[name]
 
 
 def evidence_masked(text: str) -> str:

@@ -7,7 +7,10 @@ Every route can answer a few things that have nothing to do with the route itsel
 (DECISIONS §2–3): ``401 "Client unauthorized"`` without a valid key, ``403 "Forbidden."`` for a
 key whose scope does not allow the operation (from its ``x-allowed-scopes``), a ZOD ``400`` for
 bad input, ``413`` for an oversized body and ``415`` for a body that is not in a
-media type the route parses. :func:`postprocess_common_responses` adds them to each
+media type the route parses; and the web server's own limits, answered by gunicorn before the
+application sees the request (``text/html``): ``414`` for a request line over
+``SERVER_MAX_REQUEST_LINE`` bytes, ``431`` for more than ``SERVER_MAX_HEADERS`` header fields or one
+over ``SERVER_MAX_HEADER_BYTES``. :func:`postprocess_common_responses` adds them to each
 operation (or gives a body schema to those a view documented by description only),
 so the published schema is precise without every view repeating them.
 """
@@ -158,6 +161,24 @@ def _add_links(operations: dict[str, dict]) -> None:
                 links[_link_name(target)] = {"operationId": target, "parameters": dict(parameters)}
 
 
+# gunicorn's defaults (--limit-request-line, --limit-request-fields, --limit-request-field_size).
+SERVER_MAX_REQUEST_LINE = 4094
+SERVER_MAX_HEADERS = 100
+SERVER_MAX_HEADER_BYTES = 8190
+
+
+def _server_response(description: str) -> dict:
+    return {"description": description, "content": {"text/html": {"schema": {"type": "string"}}}}
+
+
+SERVER_LIMITS = {
+    "414": _server_response(f"The request line (method, path and query) is over {SERVER_MAX_REQUEST_LINE:,} bytes: "
+                            "refused by the web server (gunicorn) before the application reads it."),
+    "431": _server_response(f"More than {SERVER_MAX_HEADERS} header fields, or one over {SERVER_MAX_HEADER_BYTES:,} "
+                            "bytes: refused by the web server (gunicorn) before the application reads it."),
+}
+
+
 def postprocess_common_responses(result, generator, request, public):
     """drf-spectacular postprocessing hook: document the answers every route shares (see module docstring)."""
     components = result.setdefault("components", {}).setdefault("schemas", {})
@@ -191,6 +212,8 @@ def postprocess_common_responses(result, generator, request, public):
                 ))
             elif "400" in responses:
                 _fill(responses, "400", _zod_response())
+            for code, answer in SERVER_LIMITS.items():
+                responses.setdefault(code, copy.deepcopy(answer))
             if "503" in responses:
                 _fill(responses, "503", _string_response("Service busy: retry after the `Retry-After` seconds."))
                 responses["503"].setdefault("headers", {})["Retry-After"] = {

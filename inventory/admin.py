@@ -16,7 +16,7 @@ from detections.models import Alert
 
 from .api import services
 from .api.filters import with_effective_auth
-from .models import ApiTrace, Endpoint, Host
+from .models import ApiTrace, Endpoint, Host, IngestBatch
 
 
 def _deletion_summary(objs, endpoints):
@@ -207,3 +207,84 @@ class ApiTraceAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class IngestBatchStatusFilter(admin.SimpleListFilter):
+    """FAILED and QUARANTINED rows first: those are the ones kept for an operator to look at."""
+
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return IngestBatch.Status.choices
+
+    def queryset(self, request, queryset):
+        return queryset.filter(status=self.value()) if self.value() else queryset
+
+
+@admin.register(IngestBatch)
+class IngestBatchAdmin(admin.ModelAdmin):
+    """Accepted traces waiting for analysis, or kept after it failed (FAILED) or killed its worker
+    (QUARANTINED). Read-only; the page shows what each trace was (method, host, path, sizes), never its
+    headers or bodies: a row not analysed holds them as received (only its credential channel is
+    redacted). "Analyse again" sends quarantined rows back to the workers, each analysed alone (a row that
+    kills its worker again is quarantined again)."""
+
+    list_display = ("id", "status", "kind", "num_traces", "source_name", "received_at", "attempts", "lost_claims",
+                    "heavy", "error")
+    list_filter = (IngestBatchStatusFilter, "kind", "heavy")
+    ordering = ("-received_at",)
+    show_full_result_count = False
+    fields = ("id", "status", "kind", "num_traces", "source_name", "received_at", "processed_at", "attempts",
+              "lost_claims", "claim_traces", "heavy", "alone", "error", "traces_summary")
+    readonly_fields = fields
+    actions = ["analyse_again"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("traces")
+
+    @admin.display(description="source")
+    def source_name(self, obj):
+        key, _, agent = obj.source.partition("\x1f")
+        return f"{key} / {agent}" if agent else key or "—"
+
+    @admin.display(description="traces (no headers or bodies shown)")
+    def traces_summary(self, obj):
+        from core.masking import url_masked
+
+        traces = IngestBatch.objects.filter(pk=obj.pk).values_list("traces", flat=True).first() or []
+        lines = []
+        for trace in traces[:20]:
+            request = trace.get("request") or {} if isinstance(trace, dict) else {}
+            response = trace.get("response") or {} if isinstance(trace, dict) else {}
+            url = request.get("url") or {}
+            lines.append(
+                f"{str(request.get('method', ''))[:16]} {str(url.get('host', ''))[:255]} "
+                f"{url_masked(str(url.get('path', ''))[:300])} → {response.get('status', '')}; "
+                f"{len(request.get('headers') or [])} request headers, request body {len(str(request.get('body') or ''))} "
+                f"characters, response body {len(str(response.get('body') or ''))} characters"
+            )
+        if len(traces) > 20:
+            lines.append(f"… and {len(traces) - 20} more")
+        return format_html("<pre class=\"console-trace\">{}</pre>", "\n".join(lines) or "(emptied)")
+
+    @admin.action(description="Analyse again (each alone)", permissions=["change"])
+    def analyse_again(self, request, queryset):
+        from .ingest.accept import batch_enqueue
+
+        # FAILED rows were emptied of their traces when they failed: only quarantined ones can go again.
+        ids = list(queryset.filter(status=IngestBatch.Status.QUARANTINED).values_list("id", flat=True))
+        with transaction.atomic():
+            IngestBatch.objects.filter(id__in=ids).update(
+                status=IngestBatch.Status.PENDING, attempts=0, lost_claims=0, claim_traces=0, claimed_until=None,
+                alone=True, error="", processed_at=None)
+            for batch_id in ids:
+                transaction.on_commit(lambda batch_id=batch_id: batch_enqueue(batch_id))
+        self.message_user(request, f"{len(ids)} quarantined row(s) sent to the workers again, each analysed alone.")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        # The list needs it for the action; the form itself is read-only (every field).
+        return super().has_change_permission(request, obj)

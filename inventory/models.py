@@ -233,6 +233,13 @@ class IngestBatch(models.Model):
     Celery message only carries its id, and a sweep re-enqueues rows left pending,
     so an accepted trace is analysed even if the broker loses the message. The
     analysis marks the row done in the same transaction as its writes: exactly once.
+
+    A worker *claims* rows before analysing them, in a transaction of its own that counts the
+    attempt and leases the rows (``claimed_until``); a row still leased when the lease ends lost its
+    worker (killed by the analysis' hard time limit, the OOM killer, SIGKILL). Such a row is analysed
+    alone from then on (a batch of several traces is first split into one row per trace), and a row
+    whose worker died while analysing it alone is QUARANTINED: kept, counted and shown in the
+    console, never sent again (``inventory.ingest.pipeline``).
     """
 
     class Kind(models.TextChoices):
@@ -243,11 +250,12 @@ class IngestBatch(models.Model):
         PENDING = "PENDING"
         DONE = "DONE"
         FAILED = "FAILED"
+        QUARANTINED = "QUARANTINED"  # its analysis killed its worker when analysed alone
 
     kind = models.CharField(max_length=10, choices=Kind.choices)
     traces = models.JSONField()
     num_traces = models.PositiveIntegerField()
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True, default="")
     received_at = models.DateTimeField(default=timezone.now)
@@ -259,6 +267,16 @@ class IngestBatch(models.Model):
     # (``inventory.ingest.health.source_of``; never the key itself), so the worker counts what it
     # analysed, skipped or failed per source. Empty for rows not sent through a route.
     source = models.CharField(max_length=200, blank=True, default="")
+    # Costly-looking at acceptance (large traces, many GraphQL spreads: inventory.ingest.accept.weighed):
+    # analysed after the light rows, a few at a time (pipeline.singles_claim).
+    heavy = models.BooleanField(default=False)
+    # The lease of the claim analysing it (None when no worker holds it); see the class docstring.
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    # Traces in the claim that last held this row (how many were analysed together with it).
+    claim_traces = models.PositiveIntegerField(default=0)
+    # Claims whose worker died before finishing (lease ended), and whether it is analysed alone now.
+    lost_claims = models.PositiveSmallIntegerField(default=0)
+    alone = models.BooleanField(default=False)
 
     class Meta:
         indexes = [
@@ -267,5 +285,17 @@ class IngestBatch(models.Model):
                 fields=["received_at"],
                 name="ingest_pending",
                 condition=models.Q(status="PENDING"),
+            ),
+            # The drain's first choice: light rows, oldest first (pipeline.singles_claim).
+            models.Index(
+                fields=["received_at"],
+                name="ingest_pending_light",
+                condition=models.Q(status="PENDING", heavy=False),
+            ),
+            # Rows held by a claim (their lease, to find those whose worker died) or analysed alone.
+            models.Index(
+                fields=["claimed_until"],
+                name="ingest_pending_claimed",
+                condition=models.Q(status="PENDING") & (models.Q(claimed_until__isnull=False) | models.Q(alone=True)),
             ),
         ]

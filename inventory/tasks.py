@@ -9,41 +9,55 @@ from celery import shared_task
 from django.conf import settings
 from django.db import OperationalError
 
+from core.budget import TIME_LIMITS
 from core.logsafe import WithheldError, error_name, withheld
 
 from .ingest.accept import batches_requeue
 from .ingest.health import analysis_recorded
 from .ingest.maintenance import ingest_prune
 from .ingest.drain import drain_send
-from .ingest.pipeline import batch_analyze, batch_record_failure, singles_analyze
+from .ingest.pipeline import batch_analyze, batch_record_failure, claim_abandoned, claim_failed, singles_analyze
 from .learning import paths_learn
 from .models import IngestBatch
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(bind=True, max_retries=None, soft_time_limit=300)
+# Time limits travel in each task's message (the sender's settings): web and worker must agree.
+# A soft limit of 0 means none (the hard one only).
+SOFT_LIMIT = settings.INGEST_ANALYSIS_SOFT_TIME_LIMIT or None
+HARD_LIMIT = settings.INGEST_ANALYSIS_TIME_LIMIT
+
+
+@shared_task(bind=True, max_retries=None, soft_time_limit=SOFT_LIMIT, time_limit=HARD_LIMIT)
 def analyze_batch_task(self, batch_id: int) -> None:
     """Analyse one accepted batch (``inventory.ingest.pipeline.batch_analyze``).
 
-    Safe to run twice: the batch row is claimed inside the analysis transaction.
+    Safe to run twice: the batch row is claimed (leased, its attempt counted) before the analysis.
     The message is acknowledged on receipt, not after the task (``acks_late``): a batch whose
-    worker dies stays PENDING in the database, and the requeue sweep sends it again within a
-    minute, where a late-acknowledged message would only come back after Redis's visibility
+    worker dies stays PENDING in the database, and the requeue sweep sends it again once its lease
+    ends, where a late-acknowledged message would only come back after Redis's visibility
     timeout; and a late acknowledgement racing a broker restart kills the worker (kombu 5.7's
     Redis transport raises ``AttributeError`` from the closed channel).
-    A failure rolls back; the attempt is counted and the task retried with
+    A failure rolls back; the failed attempt is recorded and the task retried with
     backoff until ``MAX_ATTEMPTS``, after which the batch is marked FAILED (kept
-    for inspection, logged, never silently dropped).
+    for inspection, logged, never silently dropped); rows analysed together with it are analysed
+    alone next. The soft time limit gives the analysis up (rolled back, its rows analysed alone or
+    quarantined: ``pipeline.claim_abandoned``); the hard one kills the worker process (the lease ends).
     """
+    claimed: list = []
     try:
-        outcome = batch_analyze(batch_id=batch_id)
+        outcome = batch_analyze(batch_id=batch_id, claimed=claimed)
+    except TIME_LIMITS:
+        _abandoned(self, claimed, whole_task=True)
+        return
     except Exception as exc:
-        if _failure_recorded(batch_id, exc):
+        if _failure_recorded(batch_id, exc, claimed):
             return
         raise _retry(self, exc) from None
     if outcome is not None:
-        analysis_recorded(analysed=outcome.analysed, skipped=outcome.skipped, by_source=outcome.by_source)
+        analysis_recorded(analysed=outcome.analysed, skipped=outcome.skipped, truncated=outcome.truncated,
+                          by_source=outcome.by_source)
         _learn_groups(outcome)
 
 
@@ -52,29 +66,38 @@ def analyze_batch_task(self, batch_id: int) -> None:
 DRAIN_BUDGET_SECONDS = 60
 
 
-@shared_task(bind=True, max_retries=None, soft_time_limit=300)
+def _drain_budget() -> float:
+    return min(DRAIN_BUDGET_SECONDS, (SOFT_LIMIT or HARD_LIMIT) / 3)
+
+
+@shared_task(bind=True, max_retries=None, soft_time_limit=SOFT_LIMIT, time_limit=HARD_LIMIT)
 def ingest_drain_task(self) -> int:
-    """Analyse every pending single-trace row, oldest first, in batches (``inventory.ingest.drain``).
+    """Analyse every pending single-trace row in batches, light rows first (``inventory.ingest.drain``).
 
     Sent by the web after a single-trace post (one per ``INGEST_DRAIN_WINDOW`` per process) and by
-    the requeue sweep. Safe to run twice or side by side: each round claims its rows with ``SKIP
-    LOCKED`` and marks them DONE in the analysis transaction. A failed round rolls back; the oldest
-    row it held counts the attempt (FAILED after five, as for a batch) and the drain is retried
-    with backoff. Returns the number of traces analysed.
+    the requeue sweep. Safe to run twice or side by side: each round claims its rows (``SKIP
+    LOCKED``, leased) and marks them DONE in the analysis transaction. A failed round rolls back;
+    its failure is recorded (one row: FAILED after five attempts, as for a batch; several: each
+    analysed alone next) and the drain retried with backoff. The soft time limit gives the round up
+    (``pipeline.claim_abandoned``). Returns the number of traces analysed.
     """
     analysed, started = 0, time.monotonic()
-    while time.monotonic() - started < DRAIN_BUDGET_SECONDS:
-        claimed: list[int] = []
+    while time.monotonic() - started < _drain_budget():
+        claimed: list = []
         try:
             outcome = singles_analyze(claimed=claimed)
+        except TIME_LIMITS:
+            _abandoned(self, claimed, whole_task=False)
+            return analysed
         except Exception as exc:
             if claimed:
-                _failure_recorded(claimed[0], exc)
+                _failure_recorded(claimed[0].ids[0], exc, claimed)
             raise _retry(self, exc) from None
         if outcome is None:
             return analysed
         analysed += outcome.traces
-        analysis_recorded(analysed=outcome.analysed, skipped=outcome.skipped, by_source=outcome.by_source)
+        analysis_recorded(analysed=outcome.analysed, skipped=outcome.skipped, truncated=outcome.truncated,
+                          by_source=outcome.by_source)
         _learn_groups_debounced(outcome)
     try:
         drain_send()  # more than one budget's worth waiting: carry on in a fresh task
@@ -83,13 +106,34 @@ def ingest_drain_task(self) -> int:
     return analysed
 
 
-def _failure_recorded(batch_id: int, exc: Exception) -> bool:
-    """Log a failed analysis and count it against the batch; True once the batch is FAILED."""
+def _abandoned(task, claimed: list, *, whole_task: bool) -> None:
+    """The soft time limit interrupted the task. A claim still analysing is given up: counted as lost
+    when its own analysis took most of the task's time (``whole_task``: it is the task's only analysis)."""
+    if not claimed:
+        return
+    claim = claimed[0]
+    # The limits the message carried (the sender's), else this process's.
+    soft = ((getattr(task.request, "timelimit", None) or (None, None))[1]) or SOFT_LIMIT or HARD_LIMIT
+    culprit = whole_task or time.monotonic() - claim.started >= soft / 2
+    logger.error("ingest analysis of %d row(s) given up at the soft time limit (%s)", len(claim.batches),
+                 "counted as lost" if culprit else "released")
+    try:
+        claim_abandoned(claim, culprit=culprit)
+    except Exception as exc:  # noqa: BLE001 - the lease ends by itself: the rows are dealt with then
+        logger.error("could not release the claim given up", exc_info=withheld(exc))
+
+
+def _failure_recorded(batch_id: int, exc: Exception, claimed: list | None = None) -> bool:
+    """Log a failed analysis and count it (against the claim's rows when there was a claim); True once
+    the batch is FAILED."""
     if isinstance(exc, OperationalError):
         logger.warning("ingest batch %s: database error (%s), will retry", batch_id, type(exc).__name__)
     else:
         logger.error("ingest batch %s: analysis failed", batch_id, exc_info=withheld(exc))
-    failed = batch_record_failure(batch_id=batch_id, error=exc)
+    if claimed:
+        failed = claim_failed(claimed[0], exc)
+    else:
+        failed = batch_record_failure(batch_id=batch_id, error=exc)
     if failed:
         logger.error("ingest batch %s marked FAILED after repeated errors", batch_id)
         # Its traces count as failed for the source that sent them (one more query, once per FAILED batch).

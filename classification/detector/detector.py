@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
+from core.budget import current as current_budget
 from core.userregex import UserRegex, UserRegexError, user_regex
 
 from . import validators as v
@@ -161,7 +162,9 @@ class Detector:
         returned; ``None`` and booleans give an empty set; floats only match
         custom key rules; strings are judged with surrounding whitespace
         stripped; never raises for any scalar input. Returns a new set the caller
-        may keep or mutate.
+        may keep or mutate. Inside a budget scope (``core.budget``: the analysis of one trace) each
+        string draws its searched length on the budget, and validators draw their candidates: once
+        it is spent, what is left is not looked for (the trace is partial).
         """
         found: set[str] = set()
         if value is None or value is True or value is False:
@@ -175,6 +178,8 @@ class Detector:
                 # keep their own bound (core.userregex).
                 text = stripped
                 sampled = stripped if len(stripped) <= v.TEXT_SCAN_LIMIT else v.sample_text(stripped)
+                if not current_budget().take_chars(len(sampled)):
+                    return found
                 self._detect_text(sampled, _hints(key), found)
         elif isinstance(value, int):
             if 0 <= value and value.bit_length() <= _MAX_INT_BITS:

@@ -80,7 +80,26 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "core.csp.HtmlCSPMiddleware",
 ]
+
+# --- Content-Security-Policy (core/csp.py, django-csp) -------------------------
+# Every HTML page (the console; the API docs page has its own, core/csp.py): the service's own
+# origin only, no inline script, no plugins, no framing, forms post to the service only.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -317,6 +336,16 @@ INGEST_REQUEUE_AFTER = env.int("INGEST_REQUEUE_AFTER", default=120)
 # many traces, sharing the per-batch queries (throughput rises with the load).
 # 500: ~35 KB of Python objects per trace analysed together; a worker child keeps its peak (bench/README.md "Worker memory").
 INGEST_COALESCE_TRACES = env.int("INGEST_COALESCE_TRACES", default=500)
+# What one trace's analysis may spend (inventory/ingest/pipeline.py, core/budget.py): CPU milliseconds,
+# besides its nodes, characters and validator candidates; over it the trace is analysed partially
+# (counted as truncated on the health page).
+INGEST_TRACE_CPU_MS = env.float("INGEST_TRACE_CPU_MS", default=40.0)
+# Hard time limit (seconds) of an analysis task: past it the worker process is killed, the rows it
+# held are analysed alone afterwards and a row that kills its worker alone is quarantined. The soft
+# limit (SoftTimeLimitExceeded, the analysis given up and dealt with the same way) comes first; 0: none.
+# The limits travel in each task's message: give the web and the workers the same values.
+INGEST_ANALYSIS_TIME_LIMIT = env.int("INGEST_ANALYSIS_TIME_LIMIT", default=180)
+INGEST_ANALYSIS_SOFT_TIME_LIMIT = env.int("INGEST_ANALYSIS_SOFT_TIME_LIMIT", default=150)
 # Single-trace posts send no Celery message each: a web process sends one drain task per this
 # many seconds (countdown of the same length), which analyses every pending single trace in
 # batches (inventory/ingest/drain.py). Longer: fewer, bigger analyses; shorter: sooner listed.

@@ -23,6 +23,10 @@ secret_key_check(debug=DEBUG, secret_key=SECRET_KEY)
 # Every single-trace post sends its drain at once (no window), as test processes come and go
 # between tests; tests/inventory/test_single_coalescing.py sets a window where it is under test.
 INGEST_DRAIN_WINDOW = env.float("INGEST_DRAIN_WINDOW", default=0.0)
+# Analyses in tests are small: shorter time limits, so the lease of a worker killed by a test ends
+# (and its rows are dealt with) within the test's patience (inventory/ingest/pipeline.py).
+INGEST_ANALYSIS_TIME_LIMIT = env.int("INGEST_ANALYSIS_TIME_LIMIT", default=40)
+INGEST_ANALYSIS_SOFT_TIME_LIMIT = env.int("INGEST_ANALYSIS_SOFT_TIME_LIMIT", default=35)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=True)
 # Test targets listen on 127.0.0.1; tests of the guard override this.

@@ -17,6 +17,7 @@ from .compiled import CompiledSpec, deref
 
 REDACTED = "[REDACTED]"
 MAX_FINDINGS_SEEN = 50  # schema errors read per body before the worst are chosen
+MAX_ERRORS_READ = 1000  # errors read per body at most (many may repeat one finding: items[] of a long array)
 _SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -76,12 +77,15 @@ def _is_json_media(media: str, content_type: str | None) -> bool:
 
 def schema_findings(spec: CompiledSpec, schema_pointer: list, document: Any) -> list[tuple[str, str]]:
     """(field label, problem) pairs of a JSON document against the schema at ``schema_pointer``,
-    sorted, de-duplicated, at most ``MAX_FINDINGS_SEEN`` read. Empty when validation recursed too deep."""
+    sorted, de-duplicated, at most ``MAX_FINDINGS_SEEN`` kept of at most ``MAX_ERRORS_READ`` errors read.
+    Empty when validation recursed too deep."""
     validator = spec.validator(schema_pointer)
     findings: dict[tuple, str] = {}
     try:
         with scope(f"OpenAPI spec {spec.id}"):  # names the spec in user-regex timeout log lines
-            for error in validator.iter_errors(document):
+            for read, error in enumerate(validator.iter_errors(document), 1):
+                if read > MAX_ERRORS_READ:
+                    break
                 problem = _problem(error)
                 if problem is None:
                     continue

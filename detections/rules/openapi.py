@@ -5,7 +5,8 @@ Three kinds of difference, one alert sentence per difference (DECISIONS §6):
 * an endpoint no spec of the host documents;
 * a response status its operation does not document (neither the code, its ``2XX`` range nor ``default``);
 * a JSON response body that does not validate against its documented schema (at most
-  ``MAX_BODY_FINDINGS`` per trace).
+  ``MAX_BODY_FINDINGS`` per trace; bodies over ``MAX_COMPARED_BODY`` characters, and bodies whose
+  analysis the trace's budget cut, are not compared: validation costs what the body's size costs).
 
 Descriptions name the endpoint's path pattern, never concrete values, so one difference raises one
 alert however many traces show it. The rule reads the pipeline's parse of each response body
@@ -21,7 +22,8 @@ from __future__ import annotations
 import json
 import logging
 
-from core.enums import AlertType
+from core.budget import TIME_LIMITS
+from core.enums import AlertType, DataSection
 from core.logsafe import withheld
 from inventory.patterns.normalize import host_normalize
 
@@ -33,6 +35,7 @@ from .view import BatchView, Seen
 logger = logging.getLogger(__name__)
 
 MAX_BODY_FINDINGS = 3  # schema differences reported per trace
+MAX_COMPARED_BODY = 256 * 1024  # response bodies (characters) compared with their schema
 
 
 def specs_of(view: BatchView) -> dict[str, list[CompiledSpec]]:
@@ -56,6 +59,8 @@ def openapi_rules(view: BatchView, specs_by_host: dict[str, list[CompiledSpec]])
             continue
         try:
             candidates.extend(_differences(seen, specs))
+        except TIME_LIMITS:
+            raise  # the task's time is up: not a spec construct's fault
         except Exception as exc:  # a spec construct we cannot evaluate must not break trace analysis
             logger.warning("spec diff skipped for endpoint %s", seen.endpoint.uuid, exc_info=withheld(exc))
     return candidates
@@ -89,6 +94,9 @@ def _differences(seen: Seen, specs: list[CompiledSpec]) -> list[AlertCandidate]:
     kind, parsed = seen.response_body
     if kind == "empty" or (kind == "unread" and not parsed.strip()):
         return []
+    if len(trace.resp_body) > MAX_COMPARED_BODY or (
+            seen.analysis is not None and DataSection.RESPONSE_BODY in seen.analysis.cut_sections):
+        return []  # validating it would cost what its size costs; a body the budget cut is not compared
     schema_pointer = json_schema_pointer(spec, response, pointer, trace.header("content-type", response=True))
     if schema_pointer is None:
         return []

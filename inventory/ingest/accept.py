@@ -106,6 +106,19 @@ def batch_enqueue(batch_id: int) -> None:
         logger.error("could not enqueue ingest batch %s; the sweep will retry", batch_id, exc_info=withheld(exc))
 
 
+# Rows analysed after the light ones, a few at a time (pipeline.singles_claim): traces of at least
+# this many bytes of JSON each, or with this many "..." each (GraphQL fragment spreads: a fragment
+# bomb is a few hundred bytes of them). A cheap look at the text the route already has.
+HEAVY_TRACE_BYTES = 64 * 1024
+HEAVY_TRACE_SPREADS = 32
+
+
+def weighed(traces_json: bytes, num_traces: int) -> bool:
+    """Whether a row of ``num_traces`` traces whose JSON text is ``traces_json`` is heavy (see above)."""
+    count = max(1, num_traces)
+    return len(traces_json) >= HEAVY_TRACE_BYTES * count or traces_json.count(b"...") >= HEAVY_TRACE_SPREADS * count
+
+
 def traces_accept(*, traces: list, processed: bool, traces_json: bytes | None = None,
                   single: bool = False, source: str = "") -> IngestBatch | None:
     """Store validated traces as one PENDING batch and enqueue its analysis after commit.
@@ -137,40 +150,49 @@ def traces_accept(*, traces: list, processed: bool, traces_json: bytes | None = 
         traces, traces_json = staged, (orjson.dumps(staged) if traces_json is not None else None)
     # One INSERT: committed by itself (autocommit), or with the caller's transaction, before the
     # on-commit callback sends the message or the drain signal.
+    heavy = weighed(traces_json if traces_json is not None else orjson.dumps(traces), len(traces))
     if traces_json is not None and connection.vendor == "postgresql":
-        batch = _batch_insert_json(kind=kind, traces_json=traces_json, num_traces=len(traces), source=source)
+        batch = _batch_insert_json(kind=kind, traces_json=traces_json, num_traces=len(traces), source=source,
+                                   heavy=heavy)
     else:
-        batch = IngestBatch.objects.create(kind=kind, traces=traces, num_traces=len(traces), source=source)
+        batch = IngestBatch.objects.create(kind=kind, traces=traces, num_traces=len(traces), source=source,
+                                           heavy=heavy)
     _backlog_added(len(traces))
     transaction.on_commit(partial(drain_signal if single else batch_enqueue, batch.id))
     return batch
 
 
-def _batch_insert_json(*, kind: str, traces_json: bytes, num_traces: int, source: str) -> IngestBatch:
+def _batch_insert_json(*, kind: str, traces_json: bytes, num_traces: int, source: str,
+                       heavy: bool) -> IngestBatch:
     """INSERT a PENDING batch whose traces are JSON text (server-side bound, cast to jsonb by PostgreSQL)."""
     from .sql import pg_cursor
 
-    batch = IngestBatch(kind=kind, num_traces=num_traces, source=source)
+    batch = IngestBatch(kind=kind, num_traces=num_traces, source=source, heavy=heavy)
     with pg_cursor() as cursor:
         cursor.execute(
             "INSERT INTO inventory_ingestbatch (kind, traces, num_traces, status, attempts, error, received_at, "
-            "source) VALUES (%s, %s::jsonb, %s, %s, 0, '', %s, %s) RETURNING id",
-            [kind, traces_json.decode("utf-8"), num_traces, batch.status, batch.received_at, source],
+            "source, heavy, claim_traces, lost_claims, alone) "
+            "VALUES (%s, %s::jsonb, %s, %s, 0, '', %s, %s, %s, 0, 0, false) RETURNING id",
+            [kind, traces_json.decode("utf-8"), num_traces, batch.status, batch.received_at, source, heavy],
         )
         batch.id = cursor.fetchone()[0]
     return batch
 
 
 def batches_requeue(*, older_than: timedelta, limit: int = 1000) -> int:
-    """Re-send the message of PENDING batches not analysed after ``older_than`` (lost messages).
+    """Re-send the message of PENDING batches not analysed after ``older_than`` (lost messages, and
+    rows whose worker died: their claim's lease ended, see ``pipeline``).
 
     A batch is re-sent at most once per ``older_than``; duplicates are harmless
     because the analysis claims the row. Returns the number re-sent.
     """
-    cutoff = timezone.now() - older_than
+    now = timezone.now()
+    cutoff = now - older_than
     ids = list(
         IngestBatch.objects.filter(status=IngestBatch.Status.PENDING, received_at__lt=cutoff)
         .filter(Q(requeued_at__isnull=True) | Q(requeued_at__lt=cutoff))
+        # A row a live worker holds is not re-sent; one whose lease ended (its worker died) is.
+        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
         .order_by("received_at")
         .values_list("id", flat=True)[:limit]
     )

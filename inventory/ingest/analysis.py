@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core.budget import UNLIMITED, Budget, budget_scope
 from core.enums import DataSection
 from inventory.patterns.segments import path_segments, segment_has_parameter
 
@@ -31,6 +32,9 @@ from .fields import (
 from .traces import Trace
 
 REQUEST_SECTIONS = (DataSection.REQUEST_QUERY, DataSection.REQUEST_HEADER, DataSection.REQUEST_BODY)
+# The order in which a trace's sections are walked and classified: a budget spent in one section
+# leaves it and those after it partly or wholly unanalysed (TraceResult.cut_sections).
+SECTION_ORDER = (*REQUEST_SECTIONS, DataSection.RESPONSE_HEADER, DataSection.RESPONSE_BODY)
 HEADER_SECTIONS = (DataSection.REQUEST_HEADER, DataSection.RESPONSE_HEADER)
 _TYPE_ORDER = {"null": 0, "object": 1, "array": 1, "boolean": 2, "integer": 3, "number": 4, "string": 5}
 _AGENT_TYPES = {"string": "string", "number": "number", "integer": "integer", "int": "integer", "float": "number",
@@ -63,6 +67,10 @@ class TraceResult:
     graphql_ops: list[str] = field(default_factory=list)
     req_body: tuple[str, object] = ("empty", None)
     resp_body: tuple[str, object] = ("empty", None)
+    # Set when the trace's budget ran out (core.budget): the first limit reached ("nodes", "chars",
+    # "candidates", "cpu", "graphql tokens"…), and the sections not (wholly) walked or classified.
+    truncated: str | None = None
+    cut_sections: frozenset[str] = frozenset()
 
     def status_of(self, section: str) -> int:
         return -1 if section in REQUEST_SECTIONS else self.trace.status
@@ -72,12 +80,16 @@ _NOTHING: frozenset[str] = frozenset()
 
 
 class Detections:
-    """A per-batch memo around ``Detector.detect``: header values and short strings repeat a lot."""
+    """A per-batch memo around ``Detector.detect``: header values and short strings repeat a lot.
+
+    A detection cut short by the trace's budget (``core.budget``) is not remembered: the next trace
+    carrying the value gets a whole one."""
 
     def __init__(self, config: ClassConfig):
         self.config = config
         self._detect = config.detector.detect
         self._memo: dict[tuple, frozenset[str]] = {}
+        self.budget: Budget = UNLIMITED  # the budget of the trace being analysed (trace_analyze sets it)
 
     def __call__(self, key: str | None, value: object) -> frozenset[str]:
         kind = type(value)
@@ -89,8 +101,9 @@ class Detections:
         memo_key = (key, value, kind)
         found = self._memo.get(memo_key)
         if found is None:
+            refusals = self.budget.refusals
             found = frozenset(self._detect(key, value))
-            if len(self._memo) < 200_000:
+            if len(self._memo) < 200_000 and self.budget.refusals == refusals:
                 self._memo[memo_key] = found
         return found
 
@@ -122,13 +135,29 @@ def trace_analyze(
     detections: Detections,
     false_positives: dict[tuple[str, str], set[str]],
     pattern: str,
+    budget: Budget = UNLIMITED,
 ) -> TraceResult:
     """Analyse one trace matched to an endpoint with ``pattern``.
 
     ``false_positives`` maps (section, dataPath) of this endpoint's fields (for the
     trace's status code) to classes an operator removed: they are not reported.
     Request sections are analysed only when the response status is below 400.
+    Every walker and validator draws on ``budget`` (``core.budget``); when it runs out the trace
+    is analysed as far as it got: ``truncated`` names why, ``cut_sections`` what was not finished.
+    Never raises because of the budget.
     """
+    detections.budget = budget
+    try:
+        with budget_scope(budget):
+            result = _analyze(trace, detections, false_positives, pattern, budget)
+    finally:
+        detections.budget = UNLIMITED
+    if budget.spent or trace.truncated:
+        result.truncated = trace.truncated or budget.reason
+    return result
+
+
+def _analyze(trace: Trace, detections: Detections, false_positives, pattern: str, budget: Budget) -> TraceResult:
     result = TraceResult(trace)
     analyse_request = trace.status < 400
     req_ct = media_type(trace.header("content-type"))
@@ -150,13 +179,27 @@ def trace_analyze(
 
     leaves: list[Leaf] = []
     op_types: list[str] = []
+    # Sections whose walk the budget cut (not all their leaves were reached), by their order.
+    walk_cut = len(SECTION_ORDER)
+
+    def walked(section: str, refusals: int) -> None:
+        nonlocal walk_cut
+        if budget.refusals != refusals:
+            walk_cut = min(walk_cut, SECTION_ORDER.index(section))
+
     if analyse_request:
-        query_leaves(trace.query, leaves)
-        header_leaves(trace.req_headers, DataSection.REQUEST_HEADER, leaves)
+        refusals = budget.refusals
+        query_leaves(trace.query, leaves, budget=budget)
+        walked(DataSection.REQUEST_QUERY, refusals)
+        refusals = budget.refusals
+        header_leaves(trace.req_headers, DataSection.REQUEST_HEADER, leaves, budget=budget)
+        walked(DataSection.REQUEST_HEADER, refusals)
         result.req_body = parse_body(trace.req_body, req_ct)
         body_is_graphql = query_is_graphql = False
-        for section, document, variables in graphql_requests(*result.req_body, trace.query):
-            types = graphql_leaves(document, variables, section, leaves)
+        for section, document, variables in graphql_requests(*result.req_body, trace.query, budget=budget):
+            refusals = budget.refusals
+            types = graphql_leaves(document, variables, section, leaves, budget=budget)
+            walked(section, refusals)
             if types:
                 op_types.extend(types)
                 body_is_graphql = body_is_graphql or section == DataSection.REQUEST_BODY
@@ -166,13 +209,19 @@ def trace_analyze(
             leaves = [leaf for leaf in leaves
                       if not (leaf[0] == DataSection.REQUEST_QUERY and leaf[1] in GRAPHQL_QUERY_PARAMS)]
         if not body_is_graphql:
-            body_leaves(*result.req_body, DataSection.REQUEST_BODY, leaves)
-    header_leaves(trace.resp_headers, DataSection.RESPONSE_HEADER, leaves)
+            refusals = budget.refusals
+            body_leaves(*result.req_body, DataSection.REQUEST_BODY, leaves, budget=budget)
+            walked(DataSection.REQUEST_BODY, refusals)
+    refusals = budget.refusals
+    header_leaves(trace.resp_headers, DataSection.RESPONSE_HEADER, leaves, budget=budget)
+    walked(DataSection.RESPONSE_HEADER, refusals)
     result.resp_body = parse_body(trace.resp_body, resp_ct)
+    refusals = budget.refusals
     if op_types and result.resp_body[0] == "json":
-        graphql_response_leaves(result.resp_body[1], op_types, DataSection.RESPONSE_BODY, leaves)
+        graphql_response_leaves(result.resp_body[1], op_types, DataSection.RESPONSE_BODY, leaves, budget=budget)
     else:
-        body_leaves(*result.resp_body, DataSection.RESPONSE_BODY, leaves)
+        body_leaves(*result.resp_body, DataSection.RESPONSE_BODY, leaves, budget=budget)
+    walked(DataSection.RESPONSE_BODY, refusals)
     result.graphql_ops = op_types
     result.is_graphql = bool(op_types) or trace.graphql_hint or trace.path.endswith("/graphql")
 
@@ -182,11 +231,15 @@ def trace_analyze(
     sensitive = result.sensitive
     detect = detections
     empty = frozenset()
+    refused: set[str] = set()  # sections of leaves whose classification the budget cut
     for section, path, key, value, dtype in leaves:
         if section in HEADER_SECTIONS and path in UNCLASSIFIED_HEADERS:
             classes = empty
         else:
+            refusals = budget.refusals
             classes = detect(key, value)
+            if budget.refusals != refusals:
+                refused.add(section)
             if classes:
                 if section in HEADER_SECTIONS or section == DataSection.REQUEST_BODY:
                     classes = own_channel_classes(section, path, classes)
@@ -213,7 +266,11 @@ def trace_analyze(
     if analyse_request and trace.query:
         _route_credentials(trace, result, detections.config, false_positives)
     if trace.processed is not None:
-        _processed_observations(trace, result, detections.config, false_positives, analyse_request)
+        _processed_observations(trace, result, detections.config, false_positives, analyse_request, budget)
+    cut = {SECTION_ORDER[i] for i in range(walk_cut, len(SECTION_ORDER))} | refused
+    if trace.truncated:
+        cut.update(trace.truncated_sections)
+    result.cut_sections = frozenset(cut)
     return result
 
 
@@ -241,14 +298,17 @@ def _route_credentials(trace: Trace, result: TraceResult, config: ClassConfig, f
             result.sensitive.add(key)
 
 
-def _processed_observations(trace: Trace, result: TraceResult, config: ClassConfig, false_positives, analyse_request):
-    """A v2 agent's findings: data types and classes keyed by section and path."""
+def _processed_observations(trace: Trace, result: TraceResult, config: ClassConfig, false_positives, analyse_request,
+                            budget: Budget = UNLIMITED):
+    """A v2 agent's findings: data types and classes keyed by section and path (each draws a node)."""
     processed = trace.processed
     req_ct = media_type(processed.request_content_type)
     resp_ct = media_type(processed.response_content_type)
     header_names, query_names = [], []
     keys = set(processed.data_types) | set(processed.classes)
     for section, path in keys:
+        if not budget.take_nodes():
+            break
         if section in REQUEST_SECTIONS and not analyse_request:
             continue
         if section == DataSection.REQUEST_HEADER:

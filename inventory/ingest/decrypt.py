@@ -102,14 +102,16 @@ def _mark_used(key_id: int) -> None:
     AgentKey.objects.filter(id=key_id).update(last_used_at=timezone.now())
 
 
-def _count_failure(reason: str) -> None:
-    updated = TraceDecryptFailure.objects.filter(reason=reason).update(count=F("count") + 1, last_at=timezone.now())
+def _count_failure(reason: str, count: int = 1) -> None:
+    updated = TraceDecryptFailure.objects.filter(reason=reason).update(count=F("count") + count,
+                                                                       last_at=timezone.now())
     if not updated:
         try:
             with transaction.atomic():
-                TraceDecryptFailure.objects.create(reason=reason, count=1, last_at=timezone.now())
+                TraceDecryptFailure.objects.create(reason=reason, count=count, last_at=timezone.now())
         except IntegrityError:  # created concurrently: count on the row that won
-            TraceDecryptFailure.objects.filter(reason=reason).update(count=F("count") + 1, last_at=timezone.now())
+            TraceDecryptFailure.objects.filter(reason=reason).update(count=F("count") + count,
+                                                                     last_at=timezone.now())
 
 
 def _b64(value: object) -> bytes:
@@ -212,19 +214,26 @@ def _decrypt(raw: dict) -> dict:
     return plain
 
 
-def trace_decrypt(raw: dict, index: int) -> dict:
+def trace_decrypt(raw: dict, index: int) -> dict:  # noqa: ARG001 - index: the caller's, for its log line
     """The trace ``raw`` (which has an ``encryption`` object) in clear and staged; see the module.
 
-    Raises :class:`TraceUndecryptable` (logged, counted after commit) when it cannot be decrypted.
+    Raises :class:`TraceUndecryptable` when it cannot be decrypted: the caller skips the trace and
+    reports a batch's failures together (:func:`decrypt_failures_record`).
     """
-    try:
-        plain = _decrypt(raw)
-    except TraceUndecryptable as exc:
-        # Index and reason only: never the ciphertext, the wrapped key or anything decrypted.
-        logger.warning("encrypted trace %s of a batch could not be decrypted (%s); skipped", index, exc.reason)
-        transaction.on_commit(partial(_count_failure, exc.reason))
-        raise
+    plain = _decrypt(raw)
     return trace_stage(plain) or plain
+
+
+def decrypt_failures_record(failed: dict[str, list[int]]) -> None:
+    """One batch's undecryptable traces (reason -> their indexes): one log line for the batch, the
+    counters (``TraceDecryptFailure``) updated once per reason after commit."""
+    # Indexes and reasons only: never the ciphertext, the wrapped key or anything decrypted.
+    total = sum(len(indexes) for indexes in failed.values())
+    detail = "; ".join(f"{reason}: {len(indexes)} (trace {', '.join(str(i) for i in indexes[:10])}"
+                       f"{'…' if len(indexes) > 10 else ''})" for reason, indexes in sorted(failed.items()))
+    logger.warning("%d encrypted trace(s) of a batch could not be decrypted and were skipped (%s)", total, detail)
+    for reason, indexes in failed.items():
+        transaction.on_commit(partial(_count_failure, reason, len(indexes)))
 
 
 def encryption_issues(value: object, path: list) -> list[dict]:

@@ -95,16 +95,19 @@ def request_recorded(request, status: int, traces=None) -> None:
     _write({f"{source}\x1e{counter}": amount}, hashes)
 
 
-ANALYSIS_KINDS = ("analysed", "skipped", "failed")
+ANALYSIS_KINDS = ("analysed", "skipped", "failed", "truncated", "quarantined")
 
 
-def analysis_recorded(*, analysed: int = 0, skipped: int = 0, failed_batches: int = 0,
-                      by_source: dict[str, dict[str, int]] | None = None) -> None:
-    """One analysis by a worker: traces analysed and skipped, or a batch marked FAILED; ``by_source``
-    splits them per source (``{source: {"analysed": n, "skipped": n, "failed": n}}``, the batch
-    rows' ``source``; rows without one are counted globally only)."""
+def analysis_recorded(*, analysed: int = 0, skipped: int = 0, failed_batches: int = 0, truncated: int = 0,
+                      quarantined: int = 0, by_source: dict[str, dict[str, int]] | None = None) -> None:
+    """One analysis by a worker: traces analysed (``truncated`` of them partially: their budget ran out)
+    and skipped, a batch marked FAILED, or traces quarantined (their analysis killed its worker);
+    ``by_source`` splits them per source (``{source: {"analysed": n, "skipped": n, "failed": n,
+    "truncated": n, "quarantined": n}}``, the batch rows' ``source``; rows without one are counted
+    globally only)."""
     counts = {f"{ANALYSIS}\x1eanalysed": analysed, f"{ANALYSIS}\x1eskipped": skipped,
-              f"{ANALYSIS}\x1efailed_batches": failed_batches}
+              f"{ANALYSIS}\x1efailed_batches": failed_batches, f"{ANALYSIS}\x1etruncated": truncated,
+              f"{ANALYSIS}\x1equarantined": quarantined}
     for source, figures in (by_source or {}).items():
         if source:
             for kind in ANALYSIS_KINDS:

@@ -17,6 +17,8 @@
 * ``redacted`` is true when anything was replaced (and for v2 traces, whose
   agent already withheld headers and bodies).
 * Stored bodies are capped at 64 KB.
+* Walking a body to redact it draws nodes on the budget installed by the caller (``core.budget``,
+  the pipeline's ``REDACTION_*``): a body that would cost more is stored ``"[REDACTED]"`` whole.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from urllib.parse import urlencode
 
 import orjson
 
+from core.budget import current as current_budget
 from core.enums import DataSection
 
 from .analysis import TraceResult
@@ -44,6 +47,8 @@ from .credentials import (
 from .fields import MAX_PARSED_DEPTH, nested_deeper_than
 
 MAX_STORED_BODY = 64 * 1024
+# Free text is scrubbed only as far as it is stored (the cut, plus room for a value straddling it).
+SCRUBBED_TEXT = MAX_STORED_BODY + 8 * 1024
 # JSON strings that are JSON documents themselves are redacted this many levels deep.
 MAX_NESTED_JSON = 2
 
@@ -56,6 +61,10 @@ _GRAPHQL_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _GRAPHQL_ARGUMENT = re.compile(
     r'\b([A-Za-z_]\w{0,63})[ \t\r\n,]{0,16}:[ \t\r\n,]{0,16}'
     r'(?:("""(?:[^"\\]|\\.|"(?!"")){0,8192}"""|"(?:[^"\\\r\n]|\\.){0,4096}"|-?\d[\w.+-]{0,64})|\$(\w{1,64}))')
+
+
+class _Cut(Exception):
+    """The redaction budget ran out while walking a body (the body is then stored redacted whole)."""
 
 
 class _Redactor:
@@ -77,6 +86,8 @@ class _Redactor:
         self.graphql = graphql
 
     def walk(self, node: object, path: str) -> object:
+        if not current_budget().take_nodes():
+            raise _Cut
         if isinstance(node, dict):
             for key, value in node.items():
                 if is_credential_name(key) and value not in (None, "", [], {}):
@@ -144,6 +155,16 @@ def _cap(text: str) -> str:
 
 def _body(kind: str, parsed: object, original: str, *, section: str, result: TraceResult,
           full_capture: bool, graphql_op: str | None = None, graphql_request: bool = False) -> tuple[str, bool]:
+    try:
+        return _body_redacted(kind, parsed, original, section=section, result=result, full_capture=full_capture,
+                              graphql_op=graphql_op, graphql_request=graphql_request)
+    except _Cut:
+        return REDACTED, True
+
+
+def _body_redacted(kind: str, parsed: object, original: str, *, section: str, result: TraceResult,
+                   full_capture: bool, graphql_op: str | None = None,
+                   graphql_request: bool = False) -> tuple[str, bool]:
     if kind == "empty":
         return original, False
     if kind == "json":
@@ -169,9 +190,14 @@ def _body(kind: str, parsed: object, original: str, *, section: str, result: Tra
         return _cap(orjson.dumps(new).decode()), True
     if kind == "form":
         sensitive = {p for s, p in result.sensitive if s == section} if not full_capture else set()
+        if not sensitive and not may_hold_credential_names(original[:SCRUBBED_TEXT]):
+            return _cap(original), False  # no pair to replace: skip the walk
         changed = False
         pairs = []
+        budget = current_budget()
         for name, value in parsed:  # type: ignore[union-attr]
+            if not budget.take_nodes():
+                raise _Cut
             if (is_credential_name(name) and value) or name in sensitive:
                 pairs.append((name, REDACTED))
                 changed = True
@@ -181,7 +207,7 @@ def _body(kind: str, parsed: object, original: str, *, section: str, result: Tra
     # text and multipart
     if not full_capture and (section, "") in result.sensitive:
         return REDACTED, True
-    text, changed = scrub_text(original)
+    text, changed = scrub_text(original[:SCRUBBED_TEXT])
     if kind == "multipart" and not full_capture:
         for name, _ in parsed or ():  # type: ignore[union-attr]
             if (section, name) in result.sensitive:

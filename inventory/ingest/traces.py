@@ -34,6 +34,9 @@ from .wire import (
 
 # Methods that make endpoints (SPEC's enum); other verbs are counted as skipped.
 METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
+# Query parameters, request headers and response headers kept per trace (the analysis walks at most
+# as many leaves a section: fields.MAX_LEAVES); more make the trace partial.
+MAX_PAIRS = 1000
 META_KEYS = ("environment", "incoming", "source", "sourcePort", "destination", "destinationPort",
              "originalSource", "metloSource")
 # Meta keys the service adds (never taken from an agent: ``_meta`` keeps only ``META_KEYS``).
@@ -76,6 +79,10 @@ class Trace:
     client: str | None = None
     # The test-run marker as judged at acceptance (staging.py): "test", "forged" or None (no marker).
     marker: str | None = None
+    # More than MAX_PAIRS query parameters or headers were sent: the rest were left out (the trace
+    # is partial, analysis.TraceResult.truncated) and these sections are not stored as sent.
+    truncated: str | None = None
+    truncated_sections: frozenset = frozenset()
 
     def header(self, name: str, *, response: bool = False) -> str | None:
         """The first value of a header (case-insensitive)."""
@@ -146,11 +153,11 @@ def trace_from_agent(raw: dict, index: int, *, processed: bool, received_at: dat
         method=method_read(request.get("method")),
         path=path_normalize(raw_path),
         endpoint_path=pattern_renumber(endpoint_path) if isinstance(endpoint_path, str) and endpoint_path else None,
-        query=query_read(raw_path, pairs_read(url.get("parameters"))),
-        req_headers=pairs_read(request.get("headers")),
+        query=query_read(raw_path, pairs_read(_head(url.get("parameters")))),
+        req_headers=pairs_read(_head(request.get("headers"))),
         req_body=text(request.get("body")),
         status=_status(response.get("status")),
-        resp_headers=pairs_read(response.get("headers")),
+        resp_headers=pairs_read(_head(response.get("headers"))),
         resp_body=text(response.get("body")),
         meta=meta,
         source_address=address_normalize(meta.get("source")),
@@ -167,7 +174,26 @@ def trace_from_agent(raw: dict, index: int, *, processed: bool, received_at: dat
         meta[META_CLIENT] = trace.client
     if processed:
         _read_processed(trace, raw, processed_raw)
+    _pairs_bounded(trace)
     return trace
+
+
+def _head(pairs: object) -> object:
+    """The first MAX_PAIRS + 1 items of a list of pairs (one more than kept: the trace then knows it was cut)."""
+    return pairs[:MAX_PAIRS + 1] if isinstance(pairs, list) and len(pairs) > MAX_PAIRS + 1 else pairs
+
+
+def _pairs_bounded(trace: Trace) -> None:
+    """Keep the first MAX_PAIRS query parameters and headers of each list; more make the trace partial."""
+    cut = set()
+    for section, attribute in ((DataSection.REQUEST_QUERY, "query"), (DataSection.REQUEST_HEADER, "req_headers"),
+                               (DataSection.RESPONSE_HEADER, "resp_headers")):
+        pairs = getattr(trace, attribute)
+        if len(pairs) > MAX_PAIRS:
+            setattr(trace, attribute, pairs[:MAX_PAIRS])
+            cut.add(section)
+    if cut:
+        trace.truncated, trace.truncated_sections = "pairs", frozenset(cut)
 
 
 def _meta(meta_in: object) -> dict:

@@ -38,6 +38,9 @@ SCRIPTS = {
                          "burst (Procfile): FAILED deliveries"]),
     "profile_ingest.py": (14, ["analysis in one process", "analysis CPU per trace: Python"]),
     "console.py": (15, ["dashboard server time (warm) p50", "endpoint page server time (warm) p50"]),
+    "hostile.py": (9, ["cpu per trace: fragment bomb 20", "worker cpu per trace: phone bait JSON",
+                       "N: bombs relayed by a Metlo 0.0.17 Flask app",
+                       "legitimate trace listed while bombed at N: p50"]),
 }
 
 

@@ -1,6 +1,9 @@
 """The console in a real browser: Playwright drives Debian's chromium against gunicorn on seeded demo
 data, logs in, opens the dashboard, an endpoint page and the alerts list, checks their figures
-against the API, fails on any JavaScript error and keeps screenshots.
+against the API, fails on any JavaScript error or Content-Security-Policy violation (every page
+carries the policy; a violation provoked on purpose proves they are caught), checks the ingestion
+health page stays one screen wide after 1,000 ingestion requests with distinct User-Agents, and keeps
+screenshots.
 
 Screenshots go to ``$CONSOLE_ARTIFACTS`` (default ``var/artifacts/console/``; the path is printed).
 With ``CONSOLE_DOCS_SCREENSHOTS=1`` the dashboard's and endpoint page's window views also go to
@@ -48,7 +51,7 @@ DOCS = ROOT / "docs" / "console" if os.environ.get("CONSOLE_DOCS_SCREENSHOTS") =
 def screenshot(page, shots: Path, name: str) -> None:
     """The whole page into the artifacts; with CONSOLE_DOCS_SCREENSHOTS=1 the window's view into docs/."""
     page.screenshot(path=shots / name, full_page=True)
-    if DOCS is not None and name in ("dashboard.png", "endpoint.png"):
+    if DOCS is not None and name in ("dashboard.png", "endpoint.png", "health.png"):
         DOCS.mkdir(exist_ok=True)
         page.screenshot(path=DOCS / name)
 
@@ -82,8 +85,10 @@ def test_console_in_chromium_figures_equal_the_api_and_no_javascript_error():
     shots = artifacts_dir()
     print(f"\nconsole screenshots: {shots}")
     errors: list[str] = []
+    policies: dict[str, str | None] = {}
     try:
         api = Api(web.base_url, key)
+        flood_health(web.base_url)
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
             page = browser.new_page(viewport={"width": WIDTH, "height": 900})
@@ -91,6 +96,10 @@ def test_console_in_chromium_figures_equal_the_api_and_no_javascript_error():
             page.on("console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}"))
             page.on("requestfailed", lambda req: errors.append(f"request failed: {req.url}"))
             page.on("response", lambda r: r.status >= 400 and errors.append(f"{r.status}: {r.url}"))
+            # Every document's policy, and every violation reported by the page itself.
+            page.on("response", lambda r: r.request.resource_type == "document" and policies.__setitem__(
+                r.url, r.headers.get("content-security-policy")))
+            page.add_init_script(VIOLATIONS_REPORTED)
 
             page.goto(f"{web.base_url}/admin/login/?next=/admin/")
             page.fill("#id_username", "operator")
@@ -138,9 +147,43 @@ def test_console_in_chromium_figures_equal_the_api_and_no_javascript_error():
             page.goto(f"{web.base_url}/admin/hosts-graph/")
             assert page.locator("svg.console-graph .node").count() == api.total("/hosts")
             screenshot(page, shots, "hosts-graph.png")
+            # Ingestion health after 1,000 sources: one screen wide, the rest folded into one line.
             page.goto(f"{web.base_url}/admin/health/")
+            overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 0, f"the health page is {overflow} px wider than {WIDTH} px"
+            assert page.locator("#sources tr").count() <= 1 + 25 + 1  # header, top sources, the folded line
+            assert "other sources, added up" in page.locator("#sources-others").inner_text()
             screenshot(page, shots, "health.png")
+
+            # A violation is caught: an image from another origin, refused by the policy, is an error.
+            assert not errors, errors
+            page.evaluate("() => { const i = new Image(); i.src = 'http://198.51.100.7/pixel.png';"
+                          " document.body.appendChild(i); }")
+            page.wait_for_timeout(500)
+            assert any("Content Security Policy" in e or "CSP violation" in e for e in errors), errors
+            errors.clear()
             browser.close()
     finally:
         web.stop()
     assert not errors, errors
+    for url, policy in policies.items():
+        assert policy and "script-src 'self'" in policy and "unsafe-inline" not in policy, (url, policy)
+        assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy, (url, policy)
+
+
+# Reports every violation the page sees as a console error (the listener above fails the test on it).
+VIOLATIONS_REPORTED = """
+document.addEventListener('securitypolicyviolation', (e) => {
+  console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI);
+});
+"""
+
+
+def flood_health(base_url: str, count: int = 1000) -> None:
+    """``count`` ingestion requests with distinct User-Agents and no valid key (refused: counted per source)."""
+    with requests.Session() as session:
+        for n in range(count):
+            response = session.post(f"{base_url}/api/v1/log-request/batch", data="[]",
+                                    headers={"Authorization": "not-a-key", "User-Agent": f"flood/{n:04d}",
+                                             "Content-Type": "application/json"}, timeout=30)
+            assert response.status_code == 401

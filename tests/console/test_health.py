@@ -17,6 +17,19 @@ from tests.support.processes import start_worker, wait_for
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def fresh_health_counters():
+    """Each test reads the counters of its own traffic: the page lists the top sources only, and the
+    sources of earlier tests (in this Redis db) would otherwise compete with this test's."""
+    from inventory.counts import redis_client
+    from inventory.ingest.health import PREFIX
+
+    client = redis_client()
+    keys = list(client.scan_iter(f"{PREFIX}:*")) if client is not None else []
+    if keys:
+        client.delete(*keys)
+
+
 def _source(health, key: str, agent: str):
     return next((s for s in health.sources if (s.key, s.agent) == (key, agent)), None)
 
@@ -44,7 +57,8 @@ def test_each_source_is_counted_on_the_accept_path_and_the_page_says_what_is_stu
     ours = _source(health, "edge agent", agent)
     assert ours is not None
     assert ours.hour == {"accepted": 1, "analysed": 0, "skipped": 0, "failed": 0, "rejected_503": 0,
-                         "rejected_4xx": 1} and ours.day == ours.hour  # ok_again's batch is not analysed
+                         "rejected_4xx": 1, "truncated": 0, "quarantined": 0} and ours.day == ours.hour
+    # (ok_again's batch is not analysed)
     assert ours.metlo_source == "python/flask" and ours.last_status == 200 and ours.accepted_at is not None
     assert health.analysis_hour["analysed"] == before + 2  # the batch sent with send() was analysed
     unknown = _source(health, "(no valid key)", agent)
@@ -133,3 +147,39 @@ def test_a_real_worker_counts_what_each_source_got_analysed_and_what_failed(seed
     assert ('<td data-figure="source-failed-hour" class="console-failing">2 / 2 (1 FAILED batch(es) kept)</td>'
             in row_b)
     assert f"edge-b-{tag} / {ua_b}: 2 trace(s) failed analysis for good" in html
+
+
+def test_a_thousand_sources_make_a_bounded_page_the_rest_folded_into_one_line(admin_browser):
+    """1,000 ingestion requests with distinct User-Agents (the flood of issue #24): the page lists the
+    top sources by volume and by failures, and one line adding up the rest, with one red line for them."""
+    _, raw = ApiKey.issue(name="flood agent", scope="ingest")
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=raw)
+    for n in range(5):  # a few sources that send a lot
+        for _ in range(n + 2):
+            assert api.post("/api/v1/log-request/batch", [raw_trace()], format="json",
+                            HTTP_USER_AGENT=f"busy-agent/{n}").status_code == 200
+    flood = APIClient()
+    for n in range(1000):  # refused: no valid key, each with a User-Agent of its own
+        assert flood.post("/api/v1/log-request/batch", [raw_trace()], format="json", HTTP_AUTHORIZATION="nope",
+                          HTTP_USER_AGENT=f"flood/{n:04d}").status_code == 401
+
+    health = health_read(ask_workers=False)
+    from console.health import TOP_BY_FAILURES, TOP_BY_VOLUME
+
+    assert len(health.sources) <= TOP_BY_VOLUME + TOP_BY_FAILURES
+    assert {f"busy-agent/{n}" for n in range(5)} <= {s.agent for s in health.sources}  # the biggest are listed
+    listed_refusals = sum(s.hour["rejected_4xx"] for s in health.sources)
+    assert health.others.count == 1005 - len(health.sources)
+    assert health.others.hour["rejected_4xx"] + listed_refusals == 1000  # nothing lost in the fold
+    from console.health import RED_LINE_SOURCES
+
+    refusal_lines = [what for what, _ in health.problems if "refused" in what]
+    assert len(refusal_lines) == RED_LINE_SOURCES + 1
+    assert refusal_lines[-1] == (f"{1000 - RED_LINE_SOURCES} other source(s): 0 trace(s) failed, 0 request(s) "
+                                 f"refused with 503 and {1000 - RED_LINE_SOURCES} with 4xx in the last hour.")
+
+    html = admin_browser.get("/admin/health/").content.decode()
+    assert html.count("flood/") <= TOP_BY_FAILURES + RED_LINE_SOURCES  # listed rows and their red lines
+    assert 'id="sources-others"' in html and f"{health.others.count} other sources, added up" in html
+    assert html.count('class="console-problem"') <= RED_LINE_SOURCES + 6

@@ -1,6 +1,7 @@
 """Every console page through the admin URLs on seeded demo data, figures compared with the API's."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -210,3 +211,27 @@ def test_migrate_keeps_the_operators_group_with_every_view_permission_and_nothin
     assert codenames == set(Permission.objects.filter(codename__startswith="view_").values_list("codename", flat=True))
     assert {"view_endpoint", "view_alert", "view_apikey", "view_webhook"} <= codenames
     assert not [c for c in codenames if not c.startswith("view_")]
+
+
+def test_the_read_only_console_shows_no_header_secret_masked_by_the_apis_own_rule(
+        operator_browser, admin_browser, client, scoped_client):
+    """A custom credential header of the testing environment (stored in clear): a read key gets it
+    "[REDACTED]" from the API, and a read-only operator the same on every console page (one rule,
+    core.masking: the header rule for ``headers``, not the body-name rule); an admin sees it to edit it."""
+    from testgen.models import TestingEnvironment
+
+    env = {"baseUrl": "https://ci:basic-pw-1@staging.shop.test/api", "authToken": "Bearer tok-77",
+           "headers": {"X-Internal-Key": "HDR-SECRET-999", "Accept": "application/json"},
+           "tenant_api_token": "EXTRA-SECRET-555"}
+    assert client.put("/api/v1/testing/global-env", env, format="json").status_code == 200
+    read = scoped_client("read").get("/api/v1/testing/global-env").json()
+    shown_by_api = json.dumps(read)
+    pk = TestingEnvironment.objects.get().pk
+    for url in ("/admin/testgen/testingenvironment/", f"/admin/testgen/testingenvironment/{pk}/change/"):
+        page = operator_browser.get(url).content.decode()
+        for secret in ("HDR-SECRET-999", "EXTRA-SECRET-555", "basic-pw-1", "tok-77"):
+            assert secret not in page and secret not in shown_by_api, (url, secret)
+        assert "[REDACTED]" in page, url
+    change = operator_browser.get(f"/admin/testgen/testingenvironment/{pk}/change/").content.decode()
+    assert "application/json" in change  # an ordinary header stays readable
+    assert "HDR-SECRET-999" in admin_browser.get(f"/admin/testgen/testingenvironment/{pk}/change/").content.decode()

@@ -187,17 +187,26 @@ def test_a_batch_whose_analysis_worker_is_killed_mid_batch_is_analysed_once_by_t
     assert (Endpoint.objects.count(), ApiTrace.objects.count()) == (0, 0)
     assert IngestBatch.objects.get().status == IngestBatch.Status.PENDING
 
-    # Its message died unacknowledged with the worker; the requeue sweep sends it again.
+    # Its message died unacknowledged with the worker; once the claim's lease ends (the analysis' time
+    # limit and a margin: the worker may only have been slow), the requeue sweep sends it again. A batch
+    # whose worker died is split: each of its traces is then analysed alone, exactly once.
+    batch = IngestBatch.objects.get()
+    assert (batch.attempts, batch.claim_traces) == (1, 20) and batch.claimed_until is not None
     workers.start("celery", concurrency=1)
 
     def analysed():
-        if IngestBatch.objects.filter(status=IngestBatch.Status.DONE).exists():
+        if not IngestBatch.objects.filter(status=IngestBatch.Status.PENDING).exists():
             return True
         batches_requeue(older_than=timedelta(seconds=1))
         time.sleep(0.5)
         return False
 
     wait_for(analysed, timeout=180, interval=0)
+    split = IngestBatch.objects.get(id=batch.id)
+    assert (split.status, split.lost_claims) == (IngestBatch.Status.DONE, 1) and split.error.startswith("split")
+    children = IngestBatch.objects.exclude(id=batch.id)
+    assert children.count() == 20 and set(children.values_list("status", "num_traces", "alone")) == {
+        (IngestBatch.Status.DONE, 1, True)}
     assert ApiTrace.objects.count() == 20
     for endpoint in Endpoint.objects.all():
         usage = client.get(f"/api/v1/endpoint/{endpoint.uuid}/usage").json()
@@ -340,7 +349,8 @@ def test_a_batch_whose_database_connection_is_dropped_mid_analysis_is_retried_an
     wait_for(lambda: IngestBatch.objects.filter(status=IngestBatch.Status.DONE).exists(), timeout=180,
              message=lambda: f"batch: {list(IngestBatch.objects.values_list('status', 'attempts', 'error'))}")
     batch = IngestBatch.objects.get()
-    assert (batch.status, batch.attempts) == (IngestBatch.Status.DONE, 1)
+    # Attempts are counted when the batch is claimed: the one that failed and the one that finished.
+    assert (batch.status, batch.attempts, batch.claimed_until) == (IngestBatch.Status.DONE, 2, None)
     assert ApiTrace.objects.count() == 20
     assert Endpoint.objects.count() == 4
     for endpoint in Endpoint.objects.all():

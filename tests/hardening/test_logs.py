@@ -191,7 +191,7 @@ def test_a_failing_analysis_is_logged_and_retried_without_the_message(client, ev
 
     import inventory.tasks
 
-    def broken(*, batch_id):
+    def broken(*, batch_id, **_):
         raise DataError(f"value too long: LINE 1: ... VALUES ('{SECRETS['email']}', '{SECRETS['password']}')")
 
     with django_capture_on_commit_callbacks() as accepted:
@@ -203,3 +203,35 @@ def test_a_failing_analysis_is_logged_and_retried_without_the_message(client, ev
     assert failures and "DataError" in failures[0].exc_text
     assert any(r.name == "celery.app.trace" and "retry" in r.getMessage().lower() for r in caplog.records)
     assert leaks(caplog.records, SECRETS) == []
+
+
+@pytest.mark.slow
+@pytest.mark.not_on_sqlite("starts gunicorn on the PostgreSQL test database")
+@pytest.mark.django_db(transaction=True)
+def test_the_access_log_of_the_procfiles_gunicorn_masks_credentials_in_request_lines(api_key):
+    """gunicorn as the Procfile starts it (access log on): a key sent as ?api_key= (as some agents and
+    scripts do), a token in the referer and the Authorization header never reach the log; the rest of
+    the request line does."""
+    import requests
+
+    from tests.support.processes import process_env
+    from tests.support.web import start_web
+
+    web = start_web(process_env())
+    try:
+        response = requests.get(f"{web.base_url}/api/v1/endpoints?limit=2&api_key=QS-SECRET-4242&page=1",
+                                headers={"Authorization": api_key, "Referer": "https://x.test/?token=REF-SECRET-7"},
+                                timeout=30)
+        assert response.status_code == 200
+        line = wait_for_line(web, "/api/v1/endpoints?")
+    finally:
+        log = web.log()
+        web.stop()
+    assert "QS-SECRET-4242" not in log and "REF-SECRET-7" not in log and api_key not in log
+    assert '"GET /api/v1/endpoints?limit=2&api_key=[REDACTED]&page=1 HTTP/1.1" 200' in line
+
+
+def wait_for_line(web, needle: str) -> str:
+    from tests.support.processes import wait_for
+
+    return wait_for(lambda: next((line for line in web.log().splitlines() if needle in line), None), timeout=10)

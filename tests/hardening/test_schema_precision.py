@@ -39,6 +39,15 @@ def test_every_route_with_a_body_documents_400_413_and_415(schema):
                 assert operation["responses"][code].get("content"), (label, code)
 
 
+def test_every_route_documents_the_web_servers_own_limits(schema):
+    """414 and 431 come from gunicorn before the application reads the request (tests/hardening/
+    test_hostile_traffic.py sends both to a real one): every operation documents them, as text/html."""
+    for label, operation in operations(schema):
+        for code, words in (("414", "4,094 bytes"), ("431", "100 header fields")):
+            answer = operation["responses"][code]
+            assert words in answer["description"] and set(answer["content"]) == {"text/html"}, (label, code)
+
+
 def test_json_routes_take_json_only_and_upload_routes_multipart_only(schema):
     uploads = {"PUT /api/v1/endpoint/{endpoint_id}/graphql-schema", "POST /api/v1/spec/new", "PUT /api/v1/spec/{name}"}
     for label, operation in operations(schema):

@@ -162,10 +162,29 @@ class TestDecryption:
         assert dict(TraceDecryptFailure.objects.values_list("reason", "count")) == {"key": 1, "value": 1,
                                                                                      "format": 1}
         logged = "\n".join(r.getMessage() for r in caplog.records)
-        assert "trace 0 of a batch could not be decrypted (key)" in logged
-        assert "trace 1 of a batch could not be decrypted (value)" in logged
-        assert "trace 3 of a batch could not be decrypted (format)" in logged
+        # One line for the batch, with each reason's count and trace indexes (never one line per trace).
+        undecryptable = [r.getMessage() for r in caplog.records if "could not be decrypted" in r.getMessage()]
+        assert undecryptable == ["3 encrypted trace(s) of a batch could not be decrypted and were skipped "
+                                 "(format: 1 (trace 3); key: 1 (trace 0); value: 1 (trace 1))"]
         assert tampered["encryption"]["key"] not in logged and tampered["response"]["body"] not in logged
+
+    def test_a_batch_of_a_thousand_undecryptable_traces_logs_one_line_and_counts_once(
+            self, client, django_capture_on_commit_callbacks, caplog):
+        """Issue #24: one undecryptable batch used to write 1,000 warning lines (and 1,000 counter
+        updates after commit); it writes one line, and each reason's counter is added to once."""
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
+        public_key(client)
+        other = rsa.generate_private_key(public_exponent=65537, key_size=2048).public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+        sealed = encrypt_trace(clear_trace("/wrong/1"), other)
+        caplog.set_level(logging.DEBUG)
+        post_and_analyse(client, django_capture_on_commit_callbacks, [sealed] * 1000)
+        lines = [r.getMessage() for r in caplog.records if "decrypt" in r.getMessage()]
+        assert lines == ["1000 encrypted trace(s) of a batch could not be decrypted and were skipped "
+                         "(key: 1000 (trace 0, 1, 2, 3, 4, 5, 6, 7, 8, 9…))"]
+        assert dict(TraceDecryptFailure.objects.values_list("reason", "count")) == {"key": 1000}
 
     def test_a_malformed_encryption_block_is_a_validation_error_and_stores_nothing(self, client):
         trace = clear_trace()

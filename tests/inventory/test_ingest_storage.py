@@ -352,5 +352,6 @@ def test_each_row_records_its_source_and_the_analysis_counts_per_source(client, 
     outcome = batch_analyze(batch_id=IngestBatch.objects.get(kind="RAW", num_traces=1).id)
     # The single row and the batch row (both RAW) were analysed together, each counted for its sender.
     assert outcome.batches == 2
-    assert outcome.by_source == {source_a: {"analysed": 1, "skipped": 0}, source_b: {"analysed": 1, "skipped": 1}}
+    assert outcome.by_source == {source_a: {"analysed": 1, "skipped": 0, "truncated": 0},
+                                 source_b: {"analysed": 1, "skipped": 1, "truncated": 0}}
     assert (outcome.analysed, outcome.skipped) == (2, 1)

@@ -10,7 +10,9 @@ candidate act as the field-name hints do for whole values: ``SSN 123 45 6789`` i
 
 Cost is bounded: :func:`sample_text` reduces any value over :data:`TEXT_SCAN_LIMIT` characters
 to evenly spread windows of that many characters in all, so every finder (and the e-mail, JWT
-and key searches) looks at most at that much text, whatever the value's size.
+and key searches) looks at most at that much text, whatever the value's size; and each candidate
+a finder validates draws on the budget of the trace being analysed (``core.budget``): once it is
+spent, finders answer "not found" (the trace is partial).
 
 Pure functions, never raising on a ``str``.
 """
@@ -18,6 +20,8 @@ Pure functions, never raising on a ``str``.
 from __future__ import annotations
 
 import re
+
+from core.budget import current as current_budget
 
 from .cards import is_credit_card
 from .common import HAS_DIGIT, TEXT_SCAN_LIMIT
@@ -125,7 +129,10 @@ def _before(s: str, start: int) -> str:
 def find_card_in_text(s: str) -> bool:
     """True when ``s`` contains a payment card number (:func:`~.cards.is_credit_card`, unhinted:
     issuer prefix and Luhn; an undivided run of more than 16 digits is an id, not a card)."""
+    budget = current_budget()
     for m in _CARD_IN_TEXT.finditer(s):
+        if not budget.take_candidate():
+            return False
         if is_credit_card(m.group(0)):
             return True
     return False
@@ -134,12 +141,17 @@ def find_card_in_text(s: str) -> bool:
 def find_ssn_in_text(s: str) -> bool:
     """True when ``s`` contains an SSN: ``NNN-NN-NNNN`` or ``NNN.NN.NNNN`` anywhere, spaced or
     undashed only right after an SSN word (``SSN: 123 45 6789``); validity as :func:`~.national_ids.is_ssn`."""
+    budget = current_budget()
     for m in _SSN_IN_TEXT.finditer(s):
+        if not budget.take_candidate():
+            return False
         if is_ssn(m.group(0)):
             return True
     lowered = s.lower()
     if "ssn" in lowered or "ss#" in lowered or "social" in lowered:
         for m in _SSN_LOOSE_IN_TEXT.finditer(s):
+            if not budget.take_candidate():
+                return False
             if _SSN_WORDS.search(_before(s, m.start())) and is_ssn(m.group(0), hinted=True):
                 return True
     return False
@@ -149,11 +161,14 @@ def find_phone_in_text(s: str, regions: tuple[str, ...] = ("US",)) -> bool:
     """True when ``s`` contains a phone number (:func:`~.contact.is_phone_number`): formatted
     (``+``, spaces, dashes, dots or parentheses in the canonical grouping) anywhere, or bare digits
     right after a phone word (``call 6502530000``). Dates and date-times are never phones."""
+    budget = current_budget()
     for m in _PHONE_IN_TEXT.finditer(s):
         candidate = m.group(0)
         digits = sum(c.isdigit() for c in candidate)
         if digits < 7 or digits > 15 or _DATE_PREFIX.match(candidate):
             continue
+        if not budget.take_candidate():  # each phonenumbers call draws one more (contact._valid_phone)
+            return False
         if is_phone_number(candidate, regions=regions):
             return True
         if candidate.isdigit() and _PHONE_WORDS.search(_before(s, m.start())) and \
@@ -165,13 +180,19 @@ def find_phone_in_text(s: str, regions: tuple[str, ...] = ("US",)) -> bool:
 def find_ip_in_text(s: str) -> bool:
     """True when ``s`` contains an IPv4 (optionally ``:port``) or IPv6 address valid for
     :mod:`ipaddress`, unless a version word (``v``, ``version``, ``build``…) comes right before it."""
+    budget = current_budget()
     if _IPV4_HINT.search(s):
         for m in _IPV4_IN_TEXT.finditer(s):
+            if not budget.take_candidate():
+                return False
             if is_ip_address(m.group(0)) and not _VERSION_WORDS.search(_before(s, m.start())):
                 return True
     if "::" in s or s.count(":") >= 7:
         for m in _IPV6_IN_TEXT.finditer(s):
             candidate = m.group(0)
-            if candidate.count(":") >= 2 and is_ip_address(candidate):
-                return True
+            if candidate.count(":") >= 2:
+                if not budget.take_candidate():
+                    return False
+                if is_ip_address(candidate):
+                    return True
     return False

@@ -9,10 +9,13 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
+from core.budget import Budget, budget_scope
+from core.enums import DataSection
 from inventory.api.render import trace_json
 from inventory.models import ApiTrace
 
 from ..analysis import TraceResult
+from ..credentials import REDACTED
 from ..redact import trace_redact
 from ..sql import bulk_insert, pg_cursor
 from .rows import TRACES_KEPT_PER_ENDPOINT, EndpointRow
@@ -26,13 +29,48 @@ def trace_rows(results: list[tuple[TraceResult, EndpointRow]]) -> list[dict]:
     rows = []
     for endpoint, items in per_endpoint.items():
         for result in items[-TRACES_KEPT_PER_ENDPOINT:]:
-            values = trace_redact(result, full_capture=endpoint.full_trace_capture_enabled)
+            with budget_scope(redaction_budget()):
+                values = trace_redact(result, full_capture=endpoint.full_trace_capture_enabled)
+            if result.cut_sections and not endpoint.full_trace_capture_enabled:
+                cut_sections_redacted(values, result.cut_sections)
             # Microseconds keep the batch's order (and are unique within a batch).
             values.update(uuid=uuid.uuid4(), endpoint=endpoint.uuid,
                           created_at=result.trace.received_at + timedelta(microseconds=result.trace.index))
             values["rendered"] = trace_json(values)
             rows.append(values)
     return rows
+
+
+# What redacting one trace may walk (redact.py draws a node per JSON value and form pair): a body that
+# would cost more is stored "[REDACTED]" whole. CPU time is bounded by the nodes (a few µs each).
+REDACTION_NODES = 20_000
+REDACTION_CPU_SECONDS = 0.05
+
+
+def redaction_budget() -> Budget:
+    return Budget(nodes=REDACTION_NODES, chars=0, candidates=0, cpu_seconds=REDACTION_CPU_SECONDS)
+
+
+_BODIES = {DataSection.REQUEST_BODY: "request_body", DataSection.RESPONSE_BODY: "response_body"}
+_PAIRS = {DataSection.REQUEST_QUERY: "request_parameters", DataSection.REQUEST_HEADER: "request_headers",
+          DataSection.RESPONSE_HEADER: "response_headers"}
+
+
+def cut_sections_redacted(values: dict, sections) -> None:
+    """Sections of a trace its budget did not let the analysis finish may hold values that were never
+    classified: unless the endpoint has full trace capture on, they are stored redacted whole (bodies
+    ``[REDACTED]``, every non-empty header and parameter value ``[REDACTED]``), as a free-text body with
+    sensitive data is."""
+    for section in sections:
+        if section in _BODIES:
+            if values[_BODIES[section]]:
+                values[_BODIES[section]] = REDACTED
+                values["redacted"] = True
+        elif section in _PAIRS:
+            for pair in values[_PAIRS[section]]:
+                if pair["value"] and not str(pair["value"]).endswith(REDACTED):  # "Bearer [REDACTED]" stays
+                    pair["value"] = REDACTED
+                    values["redacted"] = True
 
 
 _PRUNE_SQL = """

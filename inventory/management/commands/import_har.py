@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 
 from django.core.management.base import CommandError
@@ -13,6 +14,11 @@ from inventory.ingest.har import har_traces
 from core.safejson import strip_nul
 from inventory.ingest.validation import MAX_TRACES_PER_BATCH, traces_validate
 from inventory.management.ingest_command import IngestCommand
+
+
+# The largest HAR file read: json.load keeps the whole file and its objects in memory (about five to
+# ten times the file's size), so this bounds the command's memory. Larger captures: split them.
+MAX_HAR_BYTES = 100 * 1024 * 1024
 
 
 class Command(IngestCommand):
@@ -35,14 +41,21 @@ class Command(IngestCommand):
             if file == "-":
                 import sys
 
-                har = json.load(sys.stdin)
+                text = sys.stdin.read(MAX_HAR_BYTES + 1)
+                if len(text) > MAX_HAR_BYTES:
+                    raise CommandError(_too_large("standard input"))
+                har = json.loads(text)
             else:
+                if os.path.getsize(file) > MAX_HAR_BYTES:
+                    raise CommandError(_too_large(file))
                 with open(file, encoding="utf-8") as fh:
                     har = json.load(fh)
         except OSError as exc:
             raise CommandError(f"Cannot read {file}: {exc.strerror or exc}") from exc
         except ValueError as exc:
             raise CommandError(f"{file} is not a JSON (HAR) file: {exc}") from exc
+        except RecursionError:
+            raise CommandError(f"{file} is nested too deeply to be a HAR file.") from None
         if not isinstance(har, dict) or not isinstance(har.get("log"), dict):
             raise CommandError(f"{file} is not a HAR file (no 'log' object).")
 
@@ -92,3 +105,8 @@ class Command(IngestCommand):
         bar.close()
         verb = "queued for analysis" if use_worker else "analysed"
         self.stdout.write(self.style.SUCCESS(f"{imported} entries {verb}, {skipped} skipped."))
+
+
+def _too_large(name: str) -> str:
+    return (f"{name} is larger than {MAX_HAR_BYTES // (1024 * 1024)} MB (memory budget of an import: the file is read "
+            "whole); split the capture into smaller HAR files.")
