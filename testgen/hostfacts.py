@@ -63,6 +63,7 @@ class HostFacts:
         self._login: LoginRoute | None = None
         self._values: dict[str, Counter] = {}
         self._items: dict[tuple, list[str]] = {}
+        self.exclude: tuple = ()  # the environment's exclude patterns: never read back through those
 
     def _load(self) -> None:
         from inventory.models import ApiTrace, Endpoint
@@ -79,7 +80,7 @@ class HostFacts:
         missing = [e for e in wanted if e.uuid not in self.known]
         profiles = {**{e.uuid: self.known[e.uuid] for e in wanted if e.uuid in self.known},
                     **profiles_load(endpoints=missing, host_id=self.host_id)}
-        self._reads = {p.path: p for p in profiles.values() if p.method == "GET"}
+        self._reads = {p.path: p for p in profiles.values() if p.method == "GET" and not p.destructive}
         for path in self._reads:
             parts = path_segments(path)
             if parts and segment_is_parameter(parts[-1]):
@@ -101,8 +102,14 @@ class HostFacts:
 
     @property
     def reads(self) -> dict[str, Any]:
+        """The host's GET profiles by path pattern, excluded ones (the environment's ``exclude``) left out."""
         self._load()
-        return self._reads or {}
+        if not self.exclude:
+            return self._reads or {}
+        from .scope import pattern_matches
+
+        return {path: read for path, read in (self._reads or {}).items()
+                if not any(pattern_matches(x, "GET", path) for x in self.exclude)}
 
     @property
     def login(self) -> LoginRoute | None:
@@ -111,8 +118,8 @@ class HostFacts:
 
     def items_under(self, collection: list[str]) -> list[str]:
         """GET patterns ``<collection>/{param}`` (the item reads of a collection's path segments)."""
-        self._load()
-        return self._items.get(tuple(collection), [])
+        reads = self.reads
+        return [p for p in self._items.get(tuple(collection), []) if p in reads]
 
     def seen(self, name: str, value: Any) -> int:
         """How many times ``value`` was seen for field ``name`` in traffic (0: only in a spec, or never)."""

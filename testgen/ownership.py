@@ -105,9 +105,19 @@ def query_resource(name: str) -> str | None:
     return singular(ID_SUFFIX.sub("", name)) or None
 
 
+def compact_key(name: str) -> str:
+    """A key as compared across spellings: lower case, without ``-``, ``_``, ``.`` and spaces
+    (``UserId``, ``user_id``, ``user-id`` and ``userid`` are one key)."""
+    return re.sub(r"[-_.\s]", "", str(name)).lower()
+
+
+_OWNER_COMPACT = {compact_key(k): i for i, k in enumerate(OWNER_KEYS)}
+
+
 def owner_named(answer_text: str) -> tuple[str, str] | None:
-    """``(field, owner)`` of the owner an answer names (a scalar under one of ``OWNER_KEYS``, at the
-    top level or under ``data``; ``field`` is its dotted path), or None."""
+    """``(field, owner)`` of the owner an answer names (a scalar under one of ``OWNER_KEYS`` in any
+    spelling — ``UserId``, ``user_id``, ``OwnerID`` — at the top level or under ``data``; ``field`` is
+    its dotted path as the answer spells it), or None. The first of ``OWNER_KEYS`` present wins."""
     if not answer_text or not answer_text.lstrip().startswith("{"):
         return None
     try:
@@ -116,11 +126,15 @@ def owner_named(answer_text: str) -> tuple[str, str] | None:
         return None
     for prefix, node in (("", value), ("data.", value.get("data") if isinstance(value, dict) else None)):
         if isinstance(node, dict):
-            for key in OWNER_KEYS:
-                owner = node.get(key)
-                if isinstance(owner, (str, int)) and not isinstance(owner, bool) and str(owner) \
+            found = []
+            for key, owner in node.items():
+                rank = _OWNER_COMPACT.get(compact_key(key))
+                if rank is not None and isinstance(owner, (str, int)) and not isinstance(owner, bool) and str(owner) \
                         and "[REDACTED]" not in str(owner):
-                    return prefix + key, str(owner)
+                    found.append((rank, key, str(owner)))
+            if found:
+                _, key, owner = min(found)
+                return prefix + str(key), owner
     return None
 
 

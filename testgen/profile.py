@@ -24,6 +24,7 @@ from django.db.models.functions import RowNumber
 from classification.models import DataField
 from core.enums import DataSection
 from core.jsontypes import json_type
+from inventory.ingest import credentials as _credentials
 from inventory.ingest.credentials import AUTH_SCHEMES
 from inventory.models import ApiTrace, Endpoint, ObservedPath
 from inventory.patterns.segments import path_segments, segment_is_parameter
@@ -40,12 +41,18 @@ from .examples import (
 from .ownership import is_user_position, login_body_without_real_user, owner_named, user_position
 from .hostfacts import HostFacts
 from .placeholders import literal, literal_values
+from .scope import destructive_reason
 
 # Newest observed paths and traces read per endpoint.
 OBSERVED_PATHS_PER_ENDPOINT = 20
 TRACES_PER_ENDPOINT = 5
-# Header names that carry credentials, in the order we prefer them.
+# Header names that carry credentials, in the order we prefer them (a credential cookie comes last:
+# only cookies the inventory counts as credentials, DECISIONS §4).
 CREDENTIAL_HEADERS = ("authorization", "x-api-key", "api-key", "apikey", "x-auth-token", "x-access-token", "cookie")
+# Newest answer text kept per trace (what a state-resetting endpoint says of itself, testgen/scope.py).
+ANSWER_CHARS = 2000
+# Classes of values that say nothing of a user on their own (an answer carrying them is not private).
+NOT_PRIVATE_CLASSES = frozenset({"ip_address", "mac_address"})
 CANONICAL_HEADER = {
     "authorization": "Authorization",
     "x-api-key": "X-API-Key",
@@ -105,6 +112,10 @@ class EndpointProfile:
     body_format: str | None = None  # "json", "form", "text"
     observed_paths: list[str] = field(default_factory=list)  # concrete, newest first
     response_fields: dict[str, str] = field(default_factory=dict)  # RESPONSE_BODY dataPath -> dataType (2xx)
+    response_classes: dict[str, list[str]] = field(default_factory=dict)  # 2xx RESPONSE_BODY dataPath -> classes
+    credential_cookies: list[str] = field(default_factory=list)  # names of credential cookies traffic carried
+    answers: list[str] = field(default_factory=list)  # the loaded traces' answers (excerpts), newest first
+    anonymous_2xx: bool = False  # a loaded trace without credentials was answered 2xx
     item_read_path: str | None = None  # GET pattern reading what this write changes/creates
     host_reads: HostReads | None = None  # the host's GET patterns (shared by the host's profiles)
     # (concrete path segments, query, owner) of traces whose answer named the object's owner
@@ -117,6 +128,16 @@ class EndpointProfile:
     @property
     def inputs(self) -> list[Input]:
         return [*self.path_inputs, *self.query_inputs, *self.body_inputs]
+
+    @property
+    def destructive(self) -> str | None:
+        """Why the endpoint resets or bulk-deletes shared state (testgen/scope.py), or None."""
+        return destructive_reason(self.path, self.method, self.answers, self.query)
+
+    def private_paths(self) -> list[str]:
+        """Data paths of the 2xx answer that hold sensitive values (classified, beyond addresses)."""
+        return [path for path, classes in self.response_classes.items()
+                if any(c not in NOT_PRIVATE_CLASSES for c in classes)]
 
     @property
     def has_json_object_body(self) -> bool:
@@ -174,6 +195,7 @@ class HostReads:
     items: dict[tuple, str] = field(default_factory=dict)
     user_read_path: str | None = None
     user_names: set[str] = field(default_factory=set)
+    scoped: tuple | None = None  # the exclude patterns already taken out (services/generation.py)
 
 
 def _segment_type(values: list[str]) -> str:
@@ -205,7 +227,7 @@ def profiles_load(*, endpoints: list[Endpoint], host_id: int | None = None) -> d
 
     fields: dict[Any, list[tuple]] = {}
     for row in DataField.objects.filter(**scope).values_list(
-        "endpoint_id", "data_section", "data_path", "data_type", "content_type", "status_code"
+        "endpoint_id", "data_section", "data_path", "data_type", "content_type", "status_code", "data_classes"
     ):
         fields.setdefault(row[0], []).append(row[1:])
 
@@ -220,7 +242,7 @@ def profiles_load(*, endpoints: list[Endpoint], host_id: int | None = None) -> d
         ApiTrace.objects.filter(**scope),
         [F("created_at").desc()],
         TRACES_PER_ENDPOINT,
-        ("path", "request_parameters", "request_headers", "request_body", "response_body"),
+        ("path", "request_parameters", "request_headers", "request_body", "response_body", "response_status"),
     ):
         traces.setdefault(row[0], []).append(row[1:])
 
@@ -245,6 +267,8 @@ def _host_reads(host_ids: set[int]) -> dict[int, HostReads]:
     for h, p in Endpoint.objects.filter(host_id__in=host_ids, method="GET").order_by("path").values_list(
             "host_id", "path"):
         host = reads.setdefault(h, HostReads())
+        if destructive_reason(p, "GET"):  # never a read-back (testgen/scope.py)
+            continue
         host.patterns.add(p)
         parts = path_segments(p)
         if parts and segment_is_parameter(parts[-1]):
@@ -288,6 +312,37 @@ def _header(headers: Any, name: str) -> str:
     return ""
 
 
+def credential_cookie_names(value: str) -> list[str] | None:
+    """The names of the credential cookies a stored Cookie header shows (DECISIONS §4: consent,
+    language, theme and analytics cookies are no credential), or None when the header keeps no names
+    (stored whole as ``[REDACTED]``: then it is taken for a credential)."""
+    pairs = [p.strip() for p in value.split(";") if "=" in p]
+    if not pairs:
+        return None if value.strip() else []
+    rule = getattr(_credentials, "is_credential_cookie", None)
+    names = []
+    for pair in pairs:
+        name, _, cookie = pair.partition("=")
+        if rule is None or rule(name.strip(), cookie.strip()):
+            names.append(name.strip())
+    return names
+
+
+def _carries_credentials(headers: Any) -> bool:
+    """Whether a stored request carried credentials: an authenticating header, or a credential cookie."""
+    for item in headers or []:
+        if not isinstance(item, dict):
+            continue
+        name = str(item.get("name", "")).lower()
+        if name == "cookie":
+            names = credential_cookie_names(str(item.get("value", "")))
+            if names is None or names:
+                return True
+        elif _credentials.is_auth_header(name):
+            return True
+    return False
+
+
 def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], traces: list[tuple],
              reads: HostReads) -> EndpointProfile:
     pattern = path_segments(endpoint.path)
@@ -302,13 +357,24 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
                         if len(path_segments(p)) == len(pattern)],
     )
 
-    # Credentials: the first credential header (in preference order) seen in a trace.
+    # Credentials: the first credential header (in preference order) seen in any loaded trace; the Cookie
+    # header only when it carried a credential cookie (names kept by redaction, or the whole value redacted).
     seen_headers = {str(h.get("name", "")).lower() for t in traces for h in (t[2] or []) if isinstance(h, dict)}
+    cookies: list[str] = []
+    cookie_credential = False
+    for trace in traces:
+        value = _header(trace[2], "cookie")
+        names = credential_cookie_names(value) if value else []
+        cookie_credential = cookie_credential or names is None or bool(names)
+        cookies += [n for n in names or [] if n not in cookies]
+    profile.credential_cookies = cookies
     for name in CREDENTIAL_HEADERS:
-        if name in seen_headers:
+        if name in seen_headers and (name != "cookie" or cookie_credential):
             profile.credential_header = CANONICAL_HEADER[name]
             profile.credential_scheme = _credential_scheme(traces, name)
             break
+    profile.answers = [str(t[4] or "")[:ANSWER_CHARS] for t in traces]
+    profile.anonymous_2xx = any(200 <= (t[5] or 0) < 300 and not _carries_credentials(t[2]) for t in traces)
 
     # Path parameters: example values from the newest observed path.
     example = profile.observed_paths[0] if profile.observed_paths else None
@@ -330,7 +396,7 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
     query_types: dict[str, str] = {}
     body_types: dict[str, str] = {}
     body_content_type = ""
-    for section, data_path, data_type, content_type, status_code in fields:
+    for section, data_path, data_type, content_type, status_code, classes in fields:
         if section == DataSection.REQUEST_QUERY:
             query_types[data_path] = data_type
         elif section == DataSection.REQUEST_BODY:
@@ -338,6 +404,9 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
             body_content_type = body_content_type or content_type
         elif section == DataSection.RESPONSE_BODY and 200 <= status_code < 300:
             profile.response_fields.setdefault(data_path, data_type)
+            if classes:
+                profile.response_classes.setdefault(data_path, [])
+                profile.response_classes[data_path] += [c for c in classes if c not in profile.response_classes[data_path]]
 
     # Query: names from data fields and traces, values from the newest trace carrying them.
     query: dict[str, str] = {}
@@ -357,9 +426,10 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
         for name, value in profile.query.items()
     ]
 
-    # Body: the newest parseable trace body, else one rebuilt from the data fields.
+    # Body: the newest parseable body of a trace answered 2xx (a failed request's body may be the reason
+    # it failed), else of any trace, else one rebuilt from the data fields.
     if endpoint.method in ("POST", "PUT", "PATCH", "DELETE"):
-        for trace in traces:
+        for trace in sorted(traces, key=lambda t: not 200 <= (t[5] or 0) < 300):
             body, fmt = body_parse(trace[3], _header(trace[2], "content-type") or body_content_type)
             if fmt:
                 profile.body, profile.body_format = literal_values(redacted_replaced(body)), fmt

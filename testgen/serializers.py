@@ -12,8 +12,10 @@ from core.enums import HttpMethod
 from core.masking import MaskedForReadKeys, evidence_masked, url_masked
 from detections.serializers import TimestampField
 
+from .coverage import coverage_masked
 from .evidence import evidence_masked_for_read
-from .identity_serializers import IdentitiesField, LoginSerializer, ObjectIdsField
+from inventory.ingest.credentials import REDACTED
+from .identity_serializers import CookieSerializer, IdentitiesField, LoginSerializer, ObjectIdsField, ScopePatternsField
 from .placeholders import env_references
 from .services.environment import BUILTIN_KEYS
 from .templates import template_names, template_versions
@@ -213,6 +215,11 @@ class GlobalEnvSerializer(serializers.Serializer):
     identities = IdentitiesField(required=False, help_text="Further test users (DECISIONS §8).")
     objectIds = ObjectIdsField(required=False, help_text="The primary identity's own object ids per resource "
                                                         "type, written to by generated writes.")
+    cookie = CookieSerializer(required=False, help_text="The primary identity's credential cookie {name, value?} "
+                                                        "(its value set by the login when there is one).")
+    exclude = ScopePatternsField(required=False, help_text="Endpoints removed from every run: [{path, methods?}].")
+    allowDestructive = ScopePatternsField(required=False, help_text=(
+        "State-resetting endpoints the operator accepts as test targets: [{path, methods?}]."))
 
     def validate_headers(self, value: dict) -> dict:
         if len(value) > 100:
@@ -267,6 +274,9 @@ class GlobalEnvResponseSerializer(serializers.Serializer):
     login = serializers.JSONField(required=False)
     identities = serializers.JSONField(required=False)
     objectIds = serializers.DictField(child=serializers.CharField(), required=False)
+    cookie = serializers.JSONField(required=False)
+    exclude = serializers.JSONField(required=False)
+    allowDestructive = serializers.JSONField(required=False)
 
 
 assert set(BUILTIN_KEYS) == set(GlobalEnvSerializer._declared_fields)
@@ -371,6 +381,11 @@ class TestRunDetailSerializer(TestRunSerializer):
 
     __test__ = False
     results = TestRunResultSerializer(many=True)
+    coverage = serializers.JSONField(allow_null=True, help_text=(
+        "The run's coverage (null until recorded): findings by severity; per endpoint its tests' outcomes, "
+        "per identity the requests sent and their statuses, requests not sent and tests not decided with the "
+        "reason and the environment keys that would decide them; endpoints not tested and why; the keys to "
+        "configure with the number of tests each would decide (docs/testgen.md)."))
 
     def masked(self, data: dict) -> dict:
         results = [
@@ -379,4 +394,4 @@ class TestRunDetailSerializer(TestRunSerializer):
              "evidence": evidence_masked_for_read(result["evidence"])}
             for result in data["results"]
         ]
-        return {**super().masked(data), "results": results}
+        return {**super().masked(data), "results": results, "coverage": coverage_masked(data["coverage"], REDACTED)}

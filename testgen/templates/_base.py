@@ -40,6 +40,7 @@ class IdentityView:
     user_id: str | None = None
     object_ids: dict[str, str] = field(default_factory=dict)
     has_password: bool = False
+    has_login: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class GenerationContext:
     test_user_id: str | None = None  # the primary identity's testUserId
     identities: tuple[IdentityView, ...] = ()  # further identities that can authenticate
     object_ids: dict[str, str] = field(default_factory=dict)  # the primary identity's own objectIds
+    exclude: tuple = ()  # the environment's exclude patterns (testgen/scope.py)
+    allow_destructive: tuple = ()  # its allowDestructive patterns
 
     @staticmethod
     def knobs() -> dict:
@@ -63,12 +66,14 @@ class GenerationContext:
     def from_settings(cls) -> GenerationContext:
         from ..services.environment import identity_views  # the services package imports the templates
 
-        test_user_id, identities, object_ids = identity_views()
+        environment = identity_views()
         return cls(
             **cls.knobs(),
-            test_user_id=test_user_id,
-            identities=identities,
-            object_ids=object_ids,
+            test_user_id=environment.test_user_id,
+            identities=environment.identities,
+            object_ids=environment.object_ids,
+            exclude=environment.exclude,
+            allow_destructive=environment.allow_destructive,
         )
 
 
@@ -176,11 +181,19 @@ def path_url(segments: list[str]) -> str:
 
 def auth_headers(profile: EndpointProfile) -> dict[str, str]:
     """The test user's credentials, in the header the endpoint's traffic used, with the scheme it
-    showed (``Bearer {{authToken}}``; the runner sends one scheme word when ``authToken`` carries it too)."""
+    showed (``Bearer {{authToken}}``; the runner sends one scheme word when ``authToken`` carries it too),
+    or as its credential cookie (``Cookie: {{authCookie}}``) when traffic carried a session cookie."""
     if not profile.is_authenticated:
         return {}
+    if profile.credential_header == "Cookie":
+        return {"Cookie": "{{authCookie}}"}
     scheme = f"{profile.credential_scheme} " if profile.credential_scheme else ""
     return {profile.credential_header: scheme + "{{authToken}}"}
+
+
+def credential_placeholder(profile: EndpointProfile) -> str:
+    """The placeholder of the test identity's credential in the endpoint's channel."""
+    return "{{authCookie}}" if profile.credential_header == "Cookie" else "{{authToken}}"
 
 
 def build_request(profile: EndpointProfile, description: str, *, segments: list[str] | None = None,
