@@ -135,8 +135,8 @@ def _normal_text(text: str, payloads: tuple[str, ...]) -> str:
 def _shape(value: Any, payloads: tuple[str, ...]) -> Any:
     if isinstance(value, dict):
         return {k: _shape(v, payloads) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_shape(v, payloads) for v in value]
+    if isinstance(value, list):  # in any order: a listing's order is no difference (sets, hash order)
+        return sorted((_shape(v, payloads) for v in value), key=lambda item: json.dumps(item, sort_keys=True))
     if isinstance(value, str):
         return _normal_text(value, payloads)
     if isinstance(value, bool) or value is None:
@@ -146,9 +146,9 @@ def _shape(value: Any, payloads: tuple[str, ...]) -> Any:
 
 def similar(text_a: str, payload_a: str | None, text_b: str, payload_b: str | None) -> bool:
     """Answers alike once both injected payloads are left out of both (HTML character references
-    and URL escapes decoded first): the same JSON structure (keys, list lengths, booleans, strings
-    without payloads and digits; numbers by type), or for non-JSON bodies the same text without
-    payloads, digits and hex ids."""
+    and URL escapes decoded first): the same JSON structure (keys, list lengths and items in any order,
+    booleans, strings without payloads and digits; numbers by type), or for non-JSON bodies the same
+    text without payloads, digits and hex ids."""
     payloads = tuple(p for p in (payload_a, payload_b) if p)
     try:
         json_a, json_b = json.loads(text_a), json.loads(text_b)

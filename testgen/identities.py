@@ -259,6 +259,14 @@ class IdentitySet:
             headers.setdefault("Content-Type", "application/json")
         return recipe.get("method") or "POST", url, headers, data
 
+    def adopt(self, identity: Identity, token: str | None, cookie: str | None) -> None:
+        """Take the credential a login of ``identity`` returned (``loginAs`` with ``adoptCredential``)."""
+        if token is not None:
+            identity.token = token
+            identity.token_is_credential = False
+        if cookie is not None:
+            identity.cookie_value = cookie
+
     def refresh(self, identity: Identity) -> Identity:
         """Fetch a new credential for ``identity`` with its login recipe: the token at ``tokenPath``
         and/or the cookie its answer sets. Raises :class:`LoginFailed`."""
@@ -274,11 +282,7 @@ class IdentitySet:
         token, cookie, problem = login_credentials(recipe, answer.status, answer.headers, answer.text)
         if problem:
             raise LoginFailed(f"login of identity {identity.name}: {problem}")
-        if token is not None:
-            identity.token = token
-            identity.token_is_credential = False
-        if cookie is not None:
-            identity.cookie_value = cookie
+        self.adopt(identity, token, cookie)
         logger.info("Identity %s logged in", identity.name)
         return identity
 

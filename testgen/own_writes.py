@@ -15,6 +15,16 @@ user-like query parameter (``?userId=``) takes ``{{testUserId}}``. Each such slo
    is not sent (request ``skip`` saying which id to configure); :func:`not_own_reason` finds it and
    ``SecurityTemplate.test_config`` adds an inconclusive check, so the test is INCONCLUSIVE.
 
+The body of a write is held to the same rule (DECISIONS §8: any object named anywhere in a write, in
+any key spelling): a key naming a user (``username``, ``UserId``, ``user_id``, ``owner``, ``email``…)
+takes the test user (``{{testUserId}}`` when it is of the same kind — an email for mail keys, a
+number for numeric values —, else ``objectIds.<key>``), and in a PUT, PATCH or DELETE a key naming an
+object by id (``id``, ``bookId``, ``basket_id``) takes the own object (the path's own object for ``id``,
+else ``objectIds.<resource>``); with none, the request is not sent and names the key to configure. A
+POST's id references (``{"productId": 5}`` in a new order) are kept: creating an object does not write
+the one it refers to. Credential flows and registrations name no user seen in traffic at all
+(``ownership.login_body_without_real_user``).
+
 A template that puts its own value in the slot (BOLA: the other identity's object; XSS: a payload
 that is the whole id) sends its request; a value built on the slot's (an SQL-injection payload
 ``{{objectIds.book}}'``) keeps the placeholder and is not sent without an own object. Reads are
@@ -27,7 +37,11 @@ from typing import TYPE_CHECKING
 
 from inventory.patterns.segments import path_segments
 
-from .ownership import ID_QUERY, USER_QUERY, WRITES, object_id_key, query_resource, resource_name
+import json
+
+from .examples import body_with, scalar_leaves
+from .ownership import (ID_QUERY, USER_QUERY, WRITES, body_id_resource, body_user_key, compact_key, is_credential_flow,
+                        is_signup, object_id_key, query_resource, resource_name, singular)
 from .placeholders import literal
 
 if TYPE_CHECKING:
@@ -80,11 +94,54 @@ def object_slots(profile: EndpointProfile) -> list[ObjectSlot]:
     return slots
 
 
+# The test identity's own numeric user id, read from its user before the test (``templates/_base.py``
+# prepends that read): for a numeric user position when ``testUserId`` is a name.
+OWN_USER_ID = "{{ownUserId}}"
+
+
+def own_user_value(profile: EndpointProfile, position: int, test_user_id: str) -> str:
+    """The test user in a user position: ``{{testUserId}}``, or its numeric id read from the host's user
+    read (``{{ownUserId}}``) when the position takes numbers and ``testUserId`` is a name."""
+    numeric = any(i.key == position and i.data_type in ("integer", "number") for i in profile.path_inputs)
+    reads = profile.host_reads
+    if numeric and not test_user_id.isdigit() and reads is not None and reads.user_read_path \
+            and reads.user_read_path != profile.path:
+        return OWN_USER_ID
+    return "{{testUserId}}"
+
+
+def own_objects_in_reads(profile: EndpointProfile, *, test_user_id: str | None, object_ids: dict[str, str]) -> None:
+    """A read's example names the test identity's own objects where they are known — its user in a user
+    position (``/users/{{testUserId}}``), configured ``objectIds``, objects traffic showed it owning — so
+    a template's control request reads something the test identity may read; other ids stay as traffic
+    showed them (a read changes nothing). BOLA names the other identity's objects itself."""
+    if profile.method in WRITES:
+        return
+    position = profile.user_path_position()
+    if position is None and profile.implicit_user is not None:
+        position = profile.implicit_user.key
+    if position is not None and test_user_id is not None:
+        _set(profile, position, own_user_value(profile, position, test_user_id))
+    if profile.write_slots is None:
+        profile.write_slots = object_slots(profile)
+    for slot in profile.write_slots:
+        key = object_id_key(object_ids, slot.resource)
+        mine = next((v for v, owner in slot.owned if test_user_id is not None and owner == test_user_id), None)
+        if key is not None:
+            _set(profile, slot.key, f"{{{{objectIds.{key}}}}}")
+        elif mine is not None:
+            _set(profile, slot.key, mine)
+
+
 def own_objects_in_writes(profile: EndpointProfile, *, test_user_id: str | None, object_ids: dict[str, str]) -> None:
     """Name the test identity's own objects in a write's example request (see the module docstring);
     ``profile.not_own`` maps the placeholder of each slot with no own object to why it is not sent."""
     if profile.method not in WRITES:
+        own_objects_in_reads(profile, test_user_id=test_user_id, object_ids=object_ids)
         return
+    position = profile.user_path_position()
+    if position is not None and test_user_id is not None:
+        _set(profile, position, own_user_value(profile, position, test_user_id))
     if profile.write_slots is None:
         profile.write_slots = object_slots(profile)
     profile.not_own = {}
@@ -106,6 +163,111 @@ def own_objects_in_writes(profile: EndpointProfile, *, test_user_id: str | None,
     for item in profile.query_inputs:
         if USER_QUERY.match(item.name):
             _set(profile, item.name, "{{testUserId}}")
+    _own_body(profile, test_user_id, object_ids)
+
+
+# A contact written in a body is the test's own, never a person's seen in traffic (no mail or text message
+# reaches them): an address nobody reads, a number reserved for fiction.
+OWN_EMAIL = "{{uniqueName}}@example.com"
+OWN_PHONE = "+15555550100"
+_EMAIL_KEYS = {"email", "emailaddress", "mail", "contactemail"}
+_PHONE_KEYS = {"phone", "phonenumber", "mobile", "mobilenumber", "msisdn", "tel", "telephone", "cell", "cellphone"}
+
+
+def _contact(key: str, value, test_user_id: str | None):
+    """The value an email or phone field of a write takes (the test user's own email when that is its
+    ``testUserId``, else a synthetic one), or None for other fields."""
+    if not isinstance(value, str):
+        return None
+    compact = compact_key(key)
+    if compact in _EMAIL_KEYS or (compact.endswith("email") and "@" in value):
+        if value == "{{testUserId}}" or (test_user_id and value == literal(test_user_id)) or value.startswith("{{uniqueName"):
+            return value
+        return OWN_EMAIL
+    if compact in _PHONE_KEYS:
+        return OWN_PHONE
+    return None
+
+
+def _own_user(key: str, value, test_user_id: str | None, object_ids: dict[str, str]):
+    """The test user in a body key naming a user (see the module docstring), or None."""
+    configured = next((k for k in object_ids if compact_key(k) == compact_key(key)), None)
+    if configured is not None:
+        return f"{{{{objectIds.{configured}}}}}"
+    if test_user_id is None:
+        return None
+    text = str(value)
+    if text == literal(test_user_id) or text == "{{testUserId}}":
+        return value
+    if "mail" in compact_key(key) or "@" in text:
+        return "{{testUserId}}" if "@" in test_user_id else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(test_user_id) if test_user_id.isdigit() else None
+    if text.isdigit() != test_user_id.isdigit():
+        return None
+    return "{{testUserId}}"
+
+
+def _own_body(profile: EndpointProfile, test_user_id: str | None, object_ids: dict[str, str]) -> None:
+    """Objects a write's body names (see the module docstring): the test identity's own, or the
+    request is not sent (``profile.not_own``)."""
+    if not isinstance(profile.body, dict) or profile.body_format not in ("json", "form") \
+            or is_credential_flow(profile.path) or is_signup(profile.path):
+        return
+    pattern = path_segments(profile.path)
+    for key_path, name, value in scalar_leaves(profile.body):
+        if not key_path or any(isinstance(k, int) for k in key_path) or value is None or isinstance(value, bool):
+            continue
+        leaf = str(key_path[-1])
+        contact = _contact(leaf, value, test_user_id)
+        if contact is not None:
+            if contact != value:
+                profile.body = body_with(profile.body, key_path, contact)
+                for item in profile.body_inputs:
+                    if item.key == key_path:
+                        item.example = contact
+            continue
+        if isinstance(value, str) and value.startswith("{{objectIds.") and value.endswith("}}") \
+                and object_id_key(object_ids, value[12:-2]) is None and value[12:-2] not in object_ids:
+            configure = value[2:-2]  # left by an earlier application: still not own
+            what = f"an object or user (body field '{name}')"
+            mine = None
+        elif body_user_key(leaf):
+            mine = _own_user(leaf, value, test_user_id, object_ids)
+            what = f"a user (body field '{name}')"
+            configure = f"objectIds.{leaf}"
+        elif profile.method != "POST" and (resource := body_id_resource(leaf)) is not None:
+            mine, what, configure = _own_object(profile, pattern, resource, object_ids)
+            what = f"{what} (body field '{name}')"
+        else:
+            continue
+        if mine is None:
+            mine = f"{{{{{configure}}}}}"
+            what = what if "(" in what else f"{what} (body field '{name}')"
+            profile.not_own[mine] = (
+                f"{profile.method} {profile.path} names {what} that may not belong to a test identity: set "
+                f"{configure} in the testing environment to the test identity's own; not sent")
+        if mine != value:
+            profile.body = body_with(profile.body, key_path, mine)
+            for item in profile.body_inputs:
+                if item.key == key_path:
+                    item.example = mine
+
+
+def _own_object(profile: EndpointProfile, pattern: list[str], resource: str,
+                object_ids: dict[str, str]) -> tuple[str | None, str, str]:
+    """(the own object for an id-like body key, what it names, the key to configure). ``resource`` ""
+    (``id``) is the written object: the path's own object when the path names it."""
+    if resource == "":
+        slots = [slot for slot in profile.write_slots or [] if isinstance(slot.key, int)]
+        if slots:
+            slot = slots[-1]
+            return profile.segments[slot.key], f"the object ({slot.resource or 'object'})", \
+                f"objectIds.{slot.resource or 'object'}"
+        literal_segments = [p for p in pattern if not p.startswith("{")]
+        resource = singular(literal_segments[-1]) if literal_segments else "object"
+    key = object_id_key(object_ids, resource)
+    return (f"{{{{objectIds.{key}}}}}" if key else None), f"an object ({resource})", f"objectIds.{resource}"
 
 
 def _set(profile: EndpointProfile, key: int | str, value: str) -> None:
@@ -120,11 +282,13 @@ def _set(profile: EndpointProfile, key: int | str, value: str) -> None:
             item.example = value
 
 
-def not_own_reason(profile: EndpointProfile, method: str, url: str, query: dict | None) -> str | None:
+def not_own_reason(profile: EndpointProfile, method: str, url: str, query: dict | None, body=None) -> str | None:
     """Why a write request is not sent: it still names an object of no known owner (the placeholder
     of a slot without an own object, also inside a value built on it), else None."""
     if method not in WRITES or not profile.not_own:
         return None
     texts = [url, *(str(v) for v in (query or {}).values())]
+    if body is not None:
+        texts.append(body if isinstance(body, str) else json.dumps(body))
     return next((reason for placeholder, reason in profile.not_own.items() if any(placeholder in t for t in texts)),
                 None)

@@ -420,6 +420,8 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
         name: literal(value if REDACTED not in value else str(synthetic_value(name, query_types.get(name, "string"))))
         for name, value in query.items()
     }
+    # A credential flow's query names no user seen in traffic either (GET /otp?phone=…).
+    profile.query = {k: str(v) for k, v in login_body_without_real_user(endpoint.path, profile.query).items()}
     profile.query_inputs = [
         Input(location="query", name=name, key=name, example=value,
               data_type=query_types.get(name) or ("integer" if _INTEGER.match(value) else "string"))

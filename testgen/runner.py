@@ -414,8 +414,13 @@ def _login_as(client, request, record, resolver, environment, identities) -> Non
                      timeout_ms=environment.timeout_ms, retries=environment.retries)
     if exchange.status is not None:  # a login proves something only by the credential it returns
         identity = identities.identity(str(request["loginAs"]))
-        _, _, problem = login_credentials(identity.login or {}, exchange.status, exchange.headers, exchange.text)
+        token, cookie, problem = login_credentials(identity.login or {}, exchange.status, exchange.headers,
+                                                   exchange.text)
         exchange.logged_in, exchange.login_problem = problem is None, problem
+        if problem is None and request.get("adoptCredential"):
+            # The identity's password is what this login used now: its credential is this login's.
+            identities.adopt(identity, token, cookie)
+            resolver.values.update(identities.values())
     record.exchanges.append(exchange)
 
 

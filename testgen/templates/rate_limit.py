@@ -12,10 +12,15 @@ is sent ``TESTGEN_RATE_LIMIT_BURST`` times in a row, stopping at the first 429.
   #15: false findings on fixed twins). The burst must still not break the API: it fails on a
   500/502/504 answer.
 
-Non-destructive (issue #15 item 6): on a credential path the burst never targets a user seen in
+Non-destructive (DECISIONS §8): on a credential path the burst never targets a user seen in
 traffic nor reuses observed credentials — body and query fields naming a user (``username``,
 ``email``, ``login``…) carry a user that does not exist, and password-like fields a value that is
-no one's password. A burst against a real user could lock that user out.
+no one's password. A burst against a real user could lock that user out. A registration burst
+registers a fresh user of its own (``{{uniqueName}}``, the profile's registration body), never the
+non-existent user of the login bursts: no burst ever logs in as an account a burst created.
+
+What a pass proves is said in the result (``passedMessage``): on a credential flow that the burst was
+throttled; on another write only that it survived the burst and that no throttling was seen.
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ import re
 
 from inventory.ingest.credentials import is_credential_name
 
+from ..ownership import is_signup
 from ..profile import EndpointProfile
 from ._base import GenerationContext, SecurityTemplate, assertion, build_request, register
 
@@ -75,9 +81,11 @@ class RateLimit(SecurityTemplate, name="RATE_LIMIT", priority=60, title="Rate li
         if not is_credential_path(profile.path):
             return self._plain_write(profile, burst)
         parts = {}
-        if isinstance(profile.body, dict):
+        if is_signup(profile.path):
+            pass  # the profile's body registers a fresh user of this test ({{uniqueName}})
+        elif isinstance(profile.body, dict):
             parts["body"] = no_real_user(profile.body)
-        if profile.query:
+        if profile.query and not is_signup(profile.path):
             parts["query"] = {k: str(v) for k, v in no_real_user(profile.query).items()}
         return self.test_config(
             profile,
@@ -85,6 +93,7 @@ class RateLimit(SecurityTemplate, name="RATE_LIMIT", priority=60, title="Rate li
                 f"{profile.method} {profile.path}: a burst of {burst} requests must be answered "
                 f"429 Too Many Requests at some point, or slowed down (last answer over {SLOWED_MS} ms)."
             ),
+            passed=f"The credential flow was throttled within a burst of {burst} requests (429, or slowed down).",
             requests=[build_request(profile, f"The example request, {burst} times in a row",
                                     repeat=burst, stopWhenStatus=[429], **parts)],
             assertions=[assertion(
@@ -105,8 +114,10 @@ class RateLimit(SecurityTemplate, name="RATE_LIMIT", priority=60, title="Rate li
                 f"(no {', '.join(map(str, SERVER_FAILURES))} answer); being throttled (429) or not is no finding "
                 "on a write that is not a credential flow."
             ),
+            passed=f"Survived a burst of {burst} requests, no throttling seen (not a finding on a write that is "
+                   "no credential flow).",
             requests=[build_request(profile, f"The example request, {burst} times in a row",
                                     repeat=burst, stopWhenStatus=[429])],
             assertions=[assertion("status", "notIn", SERVER_FAILURES, request=0,
-                                  description="The API stays up under the burst (no server failure)")],
+                                  description="The API survives the burst (no server failure)")],
         )
