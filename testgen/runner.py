@@ -259,8 +259,8 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
     client = client or TestClient(TargetGuard.from_settings(), verify_tls=verify_tls)
     identities = identities or IdentitySet(environment, client, environ)
     # {{uniqueName}}: fresh per test (a new user a test registers), unless the environment sets it.
-    resolver = Resolver({"uniqueName": f"apiscope{secrets.token_hex(4)}", **environment.values, **identities.values()},
-                        environ or {}, answer)
+    resolver = Resolver({"uniqueName": f"apiscope{secrets.token_hex(4)}", "repeat": "0", **environment.values,
+                         **identities.values()}, environ or {}, answer)
     for record in records:  # the injected value as sent (a payload built from traffic holds escapes)
         try:
             record.payload = str(resolver.resolve(record.payload)) if record.payload else record.payload
@@ -390,7 +390,16 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
         else environment.timeout_ms
     stop = {s for s in request.get("stopWhenStatus") or [] if isinstance(s, int)}
     refreshed = False
-    for _ in range(request.get("repeat", 1)):
+    per_repeat = "{{repeat}}" in json.dumps([request.get("body"), request.get("queryParams")])
+    for number in range(request.get("repeat", 1)):
+        if per_repeat:  # {{repeat}}: the repetition's number (a registration burst registers one user each)
+            resolver.values["repeat"] = str(number)
+            try:
+                params = {k: "" if v is None else str(v)
+                          for k, v in resolver.resolve(request.get("queryParams") or {}).items()}
+                data = _encode_body(resolver.resolve(request.get("body")), headers)
+            except Unresolved:
+                break
         exchange = _send(client, method=method, url=url, headers=headers, params=params or None, data=data,
                          timeout_ms=timeout_ms, retries=environment.retries)
         if exchange.status == 401 and not refreshed:

@@ -69,7 +69,9 @@ def tests_collect(*, host: str | None = None, endpoint: str | None = None, metho
                 items = tests_generate_for_host(host=name, **options)
             results += [{**item, "host": name} for item in items]
     tests = [r["test"] for r in results if r.get("success")]
-    tests.sort(key=lambda test: not _runs_first(test))  # stable: the rest keep their order
+    # Stable: USER_ENUMERATION first (before failed logins lock the test user out), DELETE tests last (they
+    # remove the test identities' objects the other tests name); the rest keep their order.
+    tests.sort(key=lambda test: (not _runs_first(test), test.get("method") == "DELETE"))
     return tests, [{k: r.get(k, "") for k in ("host", "endpoint", "method", "msg")} for r in results
                    if not r.get("success")]
 

@@ -40,13 +40,17 @@ class Plan:
         self.assertions.append(item)
 
 
-def attack(profile: EndpointProfile, target: Target, value: str, description: str, **ext) -> dict:
-    """The endpoint's example request naming ``value`` (on the concrete path it was seen on, if it was)."""
+def attack(profile: EndpointProfile, target: Target, value: str, description: str, base: list[str] | None = None,
+           **ext) -> dict:
+    """The endpoint's example request naming ``value`` (on the concrete path it was seen on, if it was;
+    ``base``: the path with an identity's objects at its other positions)."""
     item = target.item
     if item.location == "path":
-        segments = list(profile.observed_path_for(item.key, value) or profile.segments)
+        segments = list(base or profile.observed_path_for(item.key, value) or profile.segments)
         segments[item.key] = value
         return build_request(profile, description, segments=segments, **ext)
+    if base is not None:
+        ext["segments"] = list(base)
     if item.location == "query":
         return build_request(profile, description, query={**profile.query, item.name: value}, **ext)
     return build_request(profile, description, body=body_with(ext.pop("body", profile.body), item.key, value), **ext)

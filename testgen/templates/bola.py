@@ -102,11 +102,12 @@ def target_of(profile: EndpointProfile) -> Target | None:
 
 
 def read_request(profile: EndpointProfile, pattern: str, position: int, value: str, identity: str | None,
-                 description: str) -> dict:
-    """GET ``pattern`` naming ``value`` at ``position``, with ``identity``'s credential (None: the test identity's)."""
+                 description: str, base: list[str] | None = None) -> dict:
+    """GET ``pattern`` naming ``value`` at ``position``, with ``identity``'s credential (None: the test
+    identity's); ``base``: the values of the endpoint's other path positions (the identity's objects)."""
     parts = path_segments(pattern)
     if parts == path_segments(profile.path)[:len(parts)]:
-        segments = list(profile.segments[:len(parts)])
+        segments = list((base or profile.segments)[:len(parts)])
     else:
         segments = [literal(s) for s in parts]
     segments[position] = value
@@ -116,6 +117,23 @@ def read_request(profile: EndpointProfile, pattern: str, position: int, value: s
 
 def user_read(profile: EndpointProfile) -> str | None:
     return profile.host_reads.user_read_path if profile.host_reads else None
+
+
+def other_segments(profile: EndpointProfile, target: Target | None, who: IdentityView | None) -> list[str]:
+    """The endpoint's path with ``who``'s objects at the positions other than the target's, where known
+    (``/articles/{bob's}/comments/{…}``): a nested object is reached through its own parents."""
+    segments = list(profile.segments)
+    if who is None:
+        return segments
+    pattern = path_segments(profile.path)
+    for item in profile.path_inputs:
+        if (target is not None and target.item.location == "path" and item.key == target.item.key) \
+                or item.key == profile.user_path_position():
+            continue
+        mine = object_of(profile, target, who, resource_name(pattern, item.key), item.key) if target else None
+        if mine is not None:
+            segments[item.key] = mine
+    return segments
 
 
 def own_value(plan: Plan, profile: EndpointProfile, target: Target, who: IdentityView | None,
@@ -149,10 +167,12 @@ def own_value(plan: Plan, profile: EndpointProfile, target: Target, who: Identit
         profile.read_path_for(target.item.key) if target.item.location == "path" else None)
     if pattern is None:
         return value, None
+    base = other_segments(profile, target, who)
     if pattern == profile.path and target.item.location != "path":
-        request = attack(profile, target, value, f"{whose} own object, read by its owner", identity=name)
+        request = attack(profile, target, value, f"{whose} own object, read by its owner", identity=name, base=base)
     else:
-        request = read_request(profile, pattern, target.item.key, value, name, f"{whose} own object, read by its owner")
+        request = read_request(profile, pattern, target.item.key, value, name, f"{whose} own object, read by its owner",
+                               base=base)
     index = plan.add(request)
     plan.check(accepted(index, f"{whose} own object can be read by its owner (sanity check)", precondition=True))
     return value, index
@@ -243,7 +263,7 @@ class Bola(SecurityTemplate, name="BOLA", priority=10, title="Broken object leve
         object of the path whose owner is known), the target's value, and its owner's read. A value
         that is not known is the placeholder naming what to configure (the requests needing it are
         then not sent)."""
-        segments = list(profile.segments)
+        segments = other_segments(profile, target, other)
         if target is None:
             return segments, None, None
         value, index = own_value(plan, profile, target, other, context) if other else (None, None)
@@ -251,16 +271,8 @@ class Bola(SecurityTemplate, name="BOLA", priority=10, title="Broken object leve
         if value is None:
             value = f"{{{{identities.{name}.userId}}}}" if target.user_like else \
                 f"{{{{identities.{name}.objectIds.{target.resource or 'object'}}}}}"
-        pattern = path_segments(profile.path)
         if target.item.location == "path":
             segments[target.item.key] = value
-        for item in profile.path_inputs:
-            if target.item.location == "path" and item.key == target.item.key:
-                continue
-            if other is not None and item.key != profile.user_path_position():
-                mine = object_of(profile, target, other, resource_name(pattern, item.key), item.key)
-                if mine is not None:
-                    segments[item.key] = mine
         return segments, value, index
 
     @staticmethod
@@ -291,16 +303,25 @@ class Bola(SecurityTemplate, name="BOLA", priority=10, title="Broken object leve
             value, owner_read = own_value(plan, profile, target, other, context)
             if value is not None:
                 tried.add(literal(other.user_id or "") if target.user_like else value)
+                base = other_segments(profile, target, other)
                 index = plan.add(attack(profile, target, value,
-                                        f"{other.name}'s object ({target.label} = {value}) with the test identity's token"))
+                                        f"{other.name}'s object ({target.label} = {value}) with the test identity's token",
+                                        base=base))
+                # The same object without credentials: an object served to anyone is public, not another's.
+                header = profile.credential_header
+                anonymous = plan.add(attack(profile, target, value, f"{other.name}'s object without credentials "
+                                            "(is it public?)", headers={}, omitHeaders=[header], base=base))
+                public = assertion("body", "equals", f"{{{{responses[{index}].body}}}}", request=anonymous,
+                                   compare="similar", description="it is served alike without credentials (a public "
+                                                                  "object)")
                 same_endpoint = owner_read is not None and plan.requests[owner_read].get("url", "").split("?")[0] == \
                     plan.requests[index].get("url", "").split("?")[0]
                 plan.check(refused(index, f"Another identity's ({other.name}) object is not served to the test identity",
                                    otherwise=assertion(
                                        "body", "notEquals", f"{{{{responses[{owner_read}].body}}}}", request=index,
                                        compare="similar", description=f"the answer is not {other.name}'s object as "
-                                                                      f"{other.name} reads it")
-                                   if same_endpoint else None))
+                                                                      f"{other.name} reads it", otherwise=public)
+                                   if same_endpoint else public))
         position = target.item.key if target.item.location == "path" else target.item.name
         own_id = self._own_numeric_id(plan, profile, target, context)
         others = 0

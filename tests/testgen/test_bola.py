@@ -46,15 +46,18 @@ def urls(test) -> list[str]:
 def test_a_user_path_with_a_version_segment_uses_the_test_users_own_id(identities):
     identities(BOB)
     test = bola(user_read())
-    own, bob_read, bob, carol = test["requests"]
+    own, bob_read, bob, anonymous, carol = test["requests"]
     assert own["url"] == "{{baseUrl}}/users/v1/{{testUserId}}" and "identity" not in own
     assert (bob_read["url"], bob_read["identity"]) == ("{{baseUrl}}/users/v1/{{identities.bob.userId}}", "bob")
     assert bob["url"] == bob_read["url"] and "identity" not in bob  # bob's own user, with alice's token
+    # and without credentials: an object served to anyone is public, not bob's private object
+    assert anonymous["url"] == bob["url"] and anonymous["omitHeaders"] == ["Authorization"]
     assert carol["url"] == "{{baseUrl}}/users/v1/carol" and carol["skipIfEquals"] == ["{{testUserId}}", "carol"]
     # refused in any form (verdicts.py); bob's answer is compared with bob's own read of it
     checks = [a for a in test["assertions"] if not a.get("precondition")]
     assert [a["verdict"] for a in checks] == ["refused"] * 2
     assert checks[0]["otherwise"]["compare"] == "similar"
+    assert checks[0]["otherwise"]["otherwise"]["request"] == 3  # public: alike without credentials
 
 
 def test_a_literal_user_name_in_a_path_is_the_object_and_writes_go_to_the_second_identity_only(identities):

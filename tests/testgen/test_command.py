@@ -160,15 +160,16 @@ class TestDetections:
         set_env(target.base_url)
         result = self._run(shop["login"], template="RATE_LIMIT")
         assert result.outcome == "PASSED", result.message
-        assert len(result.requests[0].exchanges) == 8  # no 429: the whole burst, slowed down
-        assert target.app.login_attempts == 8
+        assert len(result.requests[1].exchanges) == 8  # no 429: the whole burst, slowed down
+        assert target.app.login_attempts == 1 + 8  # the single control, then the burst
 
     def test_rate_limit_burst_stops_at_the_first_429(self, shop, serve, set_env):
         target = serve(vulnerable=False)
         set_env(target.base_url)
         result = self._run(shop["login"], template="RATE_LIMIT")
         assert result.outcome == "PASSED"
-        assert [e.status for e in result.requests[0].exchanges] == [401] * 5 + [429]
+        assert [e.status for e in result.requests[0].exchanges] == [401]  # the control, alone
+        assert [e.status for e in result.requests[1].exchanges] == [401] * 4 + [429]
 
     def test_a_login_locked_in_the_middle_of_the_payloads_is_no_sql_injection(self, shop, serve, set_env):
         # The fixed login answers 429 from the 6th attempt on: the boolean pairs and sleeps after it
