@@ -41,10 +41,18 @@ class LoginRoute:
     """A login seen in traffic: where to POST which body fields, and where the token is in the answer."""
 
     path: str  # concrete path (no parameters)
-    user_field: str  # dotted body path of the user name / email
+    user_field: str  # body key of the user name / email (inside ``envelope`` when there is one)
     password_field: str
     token_path: str  # dotted path in the answer
     body: dict
+    envelope: str | None = None  # the key the credentials are wrapped under ({"user": {"email", "password"}})
+    form: bool = False  # sent form-encoded (an OAuth2 password grant, an HTML form)
+
+    def body_for(self, user: str, password: str) -> dict:
+        """The login body with ``user`` and ``password`` in their fields."""
+        inner = dict(self.body[self.envelope]) if self.envelope else dict(self.body)
+        inner.update({self.user_field: user, self.password_field: password})
+        return {**self.body, self.envelope: inner} if self.envelope else inner
 
 
 def leaf(data_path: str) -> str:
@@ -157,16 +165,21 @@ def _scalars(value: Any, name: str = "", depth: int = 0):
 
 
 def _login_route(profile) -> LoginRoute | None:
-    if not (profile.has_json_object_body and LOGIN_PATH.search(profile.path) and not profile.path_inputs):
+    if not (isinstance(profile.body, dict) and profile.body_format in ("json", "form")
+            and LOGIN_PATH.search(profile.path) and not profile.path_inputs):
         return None
-    user = next((k for k in profile.body if USER_FIELD.match(str(k))), None)
-    password = next((k for k in profile.body if PASSWORD_FIELD.match(str(k))), None)
+    body, wrapper = profile.body, None
+    if len(body) == 1 and isinstance(next(iter(body.values())), dict):  # {"user": {"email", "password"}}
+        wrapper = str(next(iter(body)))
+        body = body[wrapper]
+    user = next((k for k in body if USER_FIELD.match(str(k))), None)
+    password = next((k for k in body if PASSWORD_FIELD.match(str(k))), None)
     token = next((p for p, t in profile.response_fields.items() if t == "string" and TOKEN_FIELD.search(leaf(p))
                   and "[" not in p), None)
     if not (user and password and token):
         return None
     return LoginRoute(path=profile.path, user_field=user, password_field=password, token_path=token,
-                      body=dict(profile.body))
+                      body=dict(profile.body), envelope=wrapper, form=profile.body_format == "form")
 
 
 def _spec_enums(host: str):

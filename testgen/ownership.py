@@ -233,7 +233,11 @@ def login_body_without_real_user(path: str, body: Any) -> Any:
     non-object bodies, as they are."""
     if not isinstance(body, dict):
         return body
-    if is_signup(path):
+    if len(body) == 1 and isinstance(next(iter(body.values())), dict):  # {"user": {"email", "password"}}
+        key = next(iter(body))
+        return {key: login_body_without_real_user(path, body[key])}
+    if is_signup(path) or (password_key(body) is not None and any(compact_key(k) in USER_KEYS | {"email"} for k in body)
+                           and not is_credential_flow(path) and _names_users(path)):
         return {key: (FRESH_EMAIL if "mail" in compact_key(key) else FRESH_NAME)
                 if isinstance(value, str) and compact_key(key) in USER_KEYS | {"email", "emailaddress", "mail"}
                 else value for key, value in body.items()}
@@ -243,6 +247,12 @@ def login_body_without_real_user(path: str, body: Any) -> Any:
             if isinstance(value, (str, int)) and not isinstance(value, bool)
             and compact_key(key) in CREDENTIAL_USER_KEYS - {"id"} else value
             for key, value in body.items()}
+
+
+def _names_users(path: str) -> bool:
+    """A path ending in a user collection (``POST /api/users`` with a password is a registration)."""
+    segments = [s for s in path.strip("/").split("/") if s]
+    return bool(segments) and not segment_is_parameter(segments[-1]) and segments[-1].lower() in USER_COLLECTIONS
 
 
 def body_user_key(key: str) -> bool:

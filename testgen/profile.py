@@ -373,6 +373,14 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
             profile.credential_header = CANONICAL_HEADER[name]
             profile.credential_scheme = _credential_scheme(traces, name)
             break
+    else:  # another header the inventory redacted as a credential (``Authorization-Token``, ``X-Session``)
+        spelled = {str(h.get("name", "")).lower(): str(h.get("name", "")) for t in traces for h in (t[2] or [])
+                   if isinstance(h, dict) and REDACTED in str(h.get("value", ""))}
+        other = next((spelled[n] for n in sorted(spelled) if _credentials.is_credential_header(n)
+                      and n not in ("set-cookie", "cookie")), None)
+        if other:
+            profile.credential_header = other
+            profile.credential_scheme = _credential_scheme(traces, other.lower())
     profile.answers = [str(t[4] or "")[:ANSWER_CHARS] for t in traces]
     profile.anonymous_2xx = any(200 <= (t[5] or 0) < 300 and not _carries_credentials(t[2]) for t in traces)
 
@@ -482,13 +490,23 @@ def _implicit_user(profile: EndpointProfile, pattern: list[str], reads: HostRead
     """A literal path segment that is a user name seen in the host's user read paths, after a user
     collection (``/users/v1/carol/password`` when ``/users/v1/{param1}`` was read as carol): the path
     stayed literal because only one user used it."""
-    if profile.user_path_position() is not None or not reads.user_names:
+    if profile.user_path_position() is not None:
         return None
     for position, segment in enumerate(pattern):
-        if not segment_is_parameter(segment) and segment in reads.user_names and is_user_position(pattern, position):
+        if segment_is_parameter(segment) or not is_user_position(pattern, position):
+            continue
+        # A user name seen in the host's user reads, or (a write) a name with digits where the host reads
+        # users by parameter (``DELETE /users/v1/spammer9`` beside ``GET /users/v1/{param1}``).
+        named = segment in reads.user_names or (
+            endpoint_writes(profile) and any(ch.isdigit() for ch in segment) and reads.user_read_path is not None
+            and len(path_segments(reads.user_read_path)) == position + 1)
+        if named:
             return Input(location="path", name="username", data_type="string", example=literal(segment), key=position)
     return None
-    return profile
+
+
+def endpoint_writes(profile: EndpointProfile) -> bool:
+    return profile.method in ("POST", "PUT", "PATCH", "DELETE")
 
 
 def _item_read_path(endpoint: Endpoint, pattern: list[str], reads: HostReads) -> str | None:

@@ -64,10 +64,20 @@ class PlannedRead:
     token: str
 
 
-def response_prefix(profile: EndpointProfile) -> str:
+def envelope(body: dict) -> tuple[str | None, dict]:
+    """``(key, object)`` of a body that wraps the object under one key (``{"user": {"bio": …}}``, as
+    RealWorld-style APIs do), else ``(None, body)``: properties are injected into the object."""
+    if len(body) == 1:
+        key, inner = next(iter(body.items()))
+        if isinstance(inner, dict) and inner:
+            return str(key), inner
+    return None, body
+
+
+def response_prefix(profile: EndpointProfile, keys: set | None = None) -> str:
     """Where the object sits in the answer: ``""`` or e.g. ``"data."`` when the response
-    fields show the body's keys wrapped under one key."""
-    keys = set(profile.body or {})
+    fields show the body's keys (``keys``, default the example body's) wrapped under one key."""
+    keys = set(profile.body or {}) if keys is None else keys
     prefixes: Counter[str] = Counter()
     for data_path in profile.response_fields:
         head, _, leaf = data_path.rpartition(".")
@@ -157,7 +167,12 @@ class MassAssignment(SecurityTemplate, name="MASS_ASSIGNMENT", priority=30, titl
     def generate(self, profile: EndpointProfile, context: GenerationContext) -> dict:
         facts = profile.facts
         reads_by_path = facts.reads if facts is not None else {}
-        body, fresh = _fresh_body(profile.body, "c")
+        wrapper, example = envelope(profile.body)
+
+        def wrap(inner: dict) -> dict:
+            return {wrapper: inner} if wrapper else inner
+
+        body, fresh = _fresh_body(example, "c")
         segments, not_sent, own = _write_target(profile, body)
         planned = [] if not_sent else self._reads(profile, body, fresh, segments, own, reads_by_path, 0)
         found = injections(body, list({p.read.path: p.read for p in planned}.values()), facts)[:MAX_INJECTIONS]
@@ -165,7 +180,8 @@ class MassAssignment(SecurityTemplate, name="MASS_ASSIGNMENT", priority=30, titl
             return self.test_config(
                 profile, description=f"{profile.method} {profile.path}: properties the caller may not set must be "
                                      f"rejected or ignored; this write is not sent ({not_sent}).",
-                requests=[build_request(profile, "The write (not sent)", segments=segments, body=body, skip=not_sent)],
+                requests=[build_request(profile, "The write (not sent)", segments=segments, body=wrap(body),
+                                        skip=not_sent)],
                 assertions=[refused(0, "The write was refused, or the object was read back", inconclusive=True)])
         requests: list[dict] = []
         before = None
@@ -174,18 +190,18 @@ class MassAssignment(SecurityTemplate, name="MASS_ASSIGNMENT", priority=30, titl
             requests.append(self._read_request(planned[0], "Read the object before the writes"))
         control = len(requests)
         requests.append(build_request(profile, "The write as traffic showed it, without added properties (the control)",
-                                      segments=segments, body=body, skip=not_sent))
+                                      segments=segments, body=wrap(body), skip=not_sent))
         assertions = [accepted(control, "The write without added properties is accepted (else the body fails on its "
                                         "own and nothing can be concluded)", inconclusive=True)]
-        prefix = response_prefix(profile)
+        prefix = response_prefix(profile, set(example))
         for number, item in enumerate(found):
-            write_body, fresh_k = _fresh_body(profile.body, str(number))
+            write_body, fresh_k = _fresh_body(example, str(number))
             write_body = {**(write_body if fresh_k else body), item.name: item.value}
             write = len(requests)
             origin = " (seen in traffic)" if item.source == "traffic" else " (from the spec)" if item.source == "spec" else ""
             requests.append(build_request(
                 profile, f"The write with a property the caller may not set: {item.name}={json.dumps(item.value)}{origin}",
-                segments=segments, body=write_body, skip=not_sent, onlyIfAccepted=control))
+                segments=segments, body=wrap(write_body), skip=not_sent, onlyIfAccepted=control))
             mine = self._reads(profile, write_body, fresh_k, segments, own, reads_by_path, write) if planned else []
             login = None
             if fresh_k and facts is not None and facts.login and any(p.token == "fresh" for p in mine):
@@ -227,7 +243,7 @@ class MassAssignment(SecurityTemplate, name="MASS_ASSIGNMENT", priority=30, titl
                 if segment_is_parameter(pattern[k - 1]) and parent in reads_by_path:
                     add(reads_by_path[parent], tuple(segments[:k]))
         else:
-            prefix = response_prefix(profile)
+            prefix = response_prefix(profile, set(body))
             collections = [pattern] + ([pattern[:-1]] if pattern and not segment_is_parameter(pattern[-1]) else [])
             for collection in collections:
                 position = len(collection)
@@ -267,10 +283,11 @@ class MassAssignment(SecurityTemplate, name="MASS_ASSIGNMENT", priority=30, titl
         email = next((v for k, v in fresh.items() if "mail" in str(k).lower()), None)
         name = next((v for k, v in fresh.items() if USER_FIELD.match(str(k)) and "mail" not in str(k).lower()), None)
         user = (email or name) if "mail" in login.user_field.lower() else (name or email)
-        body = {**login.body, login.user_field: user, login.password_field: FRESH_PASSWORD}
+        body = login.body_for(user, FRESH_PASSWORD)
+        content_type = "application/x-www-form-urlencoded" if login.form else "application/json"
         return {"description": "Log in as the user the write registered", "method": "POST",
                 "url": path_url([literal(s) for s in path_segments(login.path)]),
-                "headers": {"Content-Type": "application/json"}, "body": body,
+                "headers": {"Content-Type": content_type}, "body": body,
                 "onlyIfStatus": {"request": write, "matches": SENT_WHEN_NOT_REJECTED}}
 
     # --- checks ------------------------------------------------------------------------

@@ -11,7 +11,9 @@ The checked markup has no ``"``, ``'``, ``\\`` or ``/``, so JSON string encoding
 does not hide a reflection in JSON served as HTML (and no quote breaks an
 SQL-injectable query before the reflection happens). Checking every answer
 for every payload also catches one request's payload stored and shown in a
-later answer.
+later answer; after a write, the views that show what was written (its GET, the
+collection listing it, read with the query traffic used, e.g. ``?format=html``)
+are read too.
 
 The example request is sent first, as traffic showed it: when it is refused or fails on its own (a
 unique title reused, a debug page of its own error), the payloads are not sent and the test is
@@ -19,10 +21,11 @@ INCONCLUSIVE (DECISIONS §8) — outside credential flows, whose example names a
 """
 from __future__ import annotations
 
-from ..ownership import is_credential_flow
+from ..ownership import WRITES, is_credential_flow
 from ..profile import EndpointProfile, Input
-from ._base import (GenerationContext, SecurityTemplate, accepted, assertion, build_request, input_label,
-                    inputs_named, register, request_with_input)
+from ._base import (GenerationContext, SecurityTemplate, accepted, assertion, auth_headers, build_request,
+                    input_label, inputs_named, register, request_with_input)
+from ._readback import own_views
 
 MARKER = "31337"
 # (payload sent, markup that must not come back verbatim). No quote in the script part:
@@ -58,6 +61,13 @@ class Xss(SecurityTemplate, name="XSS", priority=50, title="Cross-site scripting
         ]
         checks = [] if gate is None else [accepted(0, "The example request alone is accepted (else a payload's "
                                                       "answer proves nothing)", inconclusive=True)]
+        if profile.method in WRITES:
+            # Stored: the views that show what was written (the object's GET, the collection listing it), with
+            # the query traffic read them with (``?format=html``), read after the payloads.
+            for read, segments in own_views(profile):
+                requests.append(build_request(read, f"What was written, as its views show it (GET {read.path})",
+                                              method="GET", segments=list(segments), body=None,
+                                              headers=auth_headers(read), onlyIfAccepted=gate))
         return self.test_config(
             profile,
             description=(
