@@ -26,6 +26,7 @@ JSON escapes already decoded by the parser (``"\u0070assword"`` is
 """
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from functools import lru_cache
@@ -179,6 +180,187 @@ def request_has_credentials(headers: list[tuple[str, str]], query: list[tuple[st
 def names_have_credentials(header_names, query_names) -> bool:
     """The same test on names only (v2 agents report names, not values)."""
     return any(is_auth_header(n) for n in header_names) or any(is_auth_param(n) for n in query_names)
+
+
+# --------------------------------------------------------------------------- cookies (DECISIONS §4)
+# Only credential cookies authenticate a request. Names are compared as :func:`credential_key` reads
+# them, then on their compact form (separators "-", "_", ".", ":" and spaces removed).
+#
+# Never credentials, whatever their value: consent managers (Osano/cookieconsent, OneTrust, Cookiebot,
+# IAB TCF, CookieYes, Complianz, iubenda, Didomi), language, locale, theme and banner state,
+# analytics and advertising (Google Analytics and Ads, Segment, Amplitude, Mixpanel, Hotjar, Matomo,
+# Heap, HubSpot, Microsoft Clarity and Bing, Azure Application Insights, Datadog RUM, Meta, LinkedIn,
+# TikTok, Pinterest, Reddit, VWO, Optimizely, Intercom's messenger), CDN and bot management
+# (Cloudflare, AWS load-balancer stickiness), fraud signals (Stripe.js) and anti-CSRF tokens, which
+# an anonymous visitor holds as well.
+_NON_CREDENTIAL_COOKIES = frozenset(
+    """
+    cookieconsentstatus cookieconsentdismissed cookieconsent cookiesaccepted cookieaccepted cookienotice
+    optanonconsent optanonalertboxclosed euconsent euconsentv2 usprivacy addtl_consent addtlconsent
+    gdpr gdprconsent consent consentuuid didomitoken borlabscookie cookieyesconsent
+    lang language locale i18nredirected djangolanguage nextlocale wpwpmlcurrentlanguage googtrans
+    currency country region timezone tz theme colorscheme colormode darkmode prefersdarkmode mode
+    bannerdismissed hidebanner announcementdismissed seencookiemessage noticedismissed sidebarcollapsed
+    ga gid gat gclau gclaw gcldc fbp fbc hjid hjfirstseen hjincludedinsessionsample hjabsolutesessioninprogress
+    clck clsk muid uetsid uetvid ajsanonymousid ajsuserid ajsgroupid aiuser aisession dds
+    hstc hubspotutk hssc hssrc ttp ttenablecookie pinunauth scid rdtuuid lisugr bcookie bscookie lidc
+    optimizelyenduserid stripemid stripesid cfbm cfuvid cfclearance cfduid cflb awsalb awsalbcors awsalbtg
+    awsalbtgcors csrftoken csrf csrftokenv xsrftoken xsrf requestverificationtoken antiforgery
+    """.replace("_", "").split()
+)
+# Families of such cookies, by the start of their lower-cased name (per-property or per-project
+# names: ``_ga_<id>``, ``_hjSessionUser_<site>``, ``mp_<token>_mixpanel``, ``intercom-session-<app>``,
+# ``_pk_ses.<site>``): analytics "sessions" and ids, not logins.
+_NON_CREDENTIAL_PREFIXES = ("cookielawinfo", "cmplz_", "_iub_cs", "optanon", "_ga_", "_gat_", "_gcl_", "_hj", "_pk_",
+                            "__utm", "amp_", "mp_", "intercom-", "_hp2_", "_dc_gtm_", "ajs_", "_uet", "_vwo",
+                            "__hs", "_fs_", "mkto_", "_mkto_", "visitor_id", "_clsk", "_clck", "_dd_s",
+                            ".aspnetcore.antiforgery", ".aspnetcore.culture", ".aspnetcore.consent")
+# Cookie names whose compact form holds one of these are about consent or forgery, never a login.
+_NON_CREDENTIAL_PARTS = ("consent", "csrf", "xsrf", "antiforgery", "gdpr")
+# Credential cookies named by frameworks and identity providers (compact names): PHP, Java EE,
+# ASP.NET and ASP.NET Core, ColdFusion, Express/Connect, Koa, Sails, Laravel, CodeIgniter, Django,
+# Flask, Rack, Devise, Auth0, Keycloak, mod_auth_openidc, oauth2-proxy, Google, LinkedIn, GitHub.
+_CREDENTIAL_COOKIES = frozenset(
+    """
+    sid sess session sessionid sessid phpsessid jsessionid aspnetsessionid aspxauth aspnetcorecookies
+    aspnetcoresession aspnetcoreidentityapplication cfid cftoken connectsid expresssid expresssess koasess
+    sailssid laravelsession cisession racksession appsession keycloakidentity keycloakidentitylegacy
+    keycloaksession keycloaksessionlegacy authsessionid modauthopenidcsession oauth2proxy sapisid apisid
+    hsid ssid secure3psid secure1psid liat usersession token auth jwt accesstoken idtoken refreshtoken
+    authtoken remembertoken rememberusertoken rememberme
+    """.split()
+)
+# Families of credential cookies by the start of their compact name: AWS ALB authentication,
+# WordPress, classic ASP, Laravel's remember-me, NextAuth/Auth.js (``__Secure-next-auth.session-token``).
+_CREDENTIAL_COOKIE_PREFIXES = ("awselbauthsessioncookie", "wordpressloggedin", "wordpresssec", "aspsessionid",
+                               "rememberweb",
+                               "nextauthsessiontoken", "securenextauthsessiontoken", "hostnextauth",
+                               "authjssessiontoken", "secureauthjssessiontoken")
+# Drupal's session cookie: SESS or SSESS (HTTPS) and a 32-hex hash of the site.
+_DRUPAL_SESSION = re.compile(r"^s?sess[0-9a-f]{32}$")
+# Tokens of a cookie name (split on separators and camelCase humps) that make it a credential cookie:
+# ``my_app_session``, ``user-token``, ``AuthToken``, ``X-Session``, ``app.sid``.
+_CREDENTIAL_COOKIE_TOKENS = frozenset({"session", "sess", "sid", "sessid", "sessionid", "token", "auth", "jwt",
+                                       "authtoken", "accesstoken", "apikey", "credential", "credentials",
+                                       "identity", "secret", "password", "passwd"})
+_COOKIE_SEPARATORS = str.maketrans("", "", "-_.: ")
+_NAME_TOKENS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+# Token-shaped values: a JWT (optionally behind a framework's ``s:`` signing prefix), or a long string
+# of a token alphabet with enough entropy (``MIN_TOKEN_LENGTH`` characters or more).
+_JWT_VALUE = re.compile(r"^(?:s:)?eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*$")
+_TOKEN_VALUE = re.compile(r"^[A-Za-z0-9+/=_\-.~%:!*]+$")
+_UUID_VALUE = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
+MIN_TOKEN_LENGTH = 32
+MIN_TOKEN_ENTROPY = 3.5  # bits per character: hex tops out at 4, base64 at 6; English text ~2.5-3
+
+
+@lru_cache(maxsize=8192)
+def cookie_name_kind(name: str) -> bool | None:
+    """True for a credential cookie's name, False for a name that is never one (consent, language,
+    theme, banner state, analytics, CDN, anti-CSRF), None when only the value's shape can tell."""
+    key = credential_key(name)
+    compact = key.translate(_COOKIE_SEPARATORS)
+    if not compact:
+        return None
+    if compact in _NON_CREDENTIAL_COOKIES or any(part in compact for part in _NON_CREDENTIAL_PARTS):
+        return False
+    if compact in _CREDENTIAL_COOKIES or compact.startswith(_CREDENTIAL_COOKIE_PREFIXES) or \
+            _DRUPAL_SESSION.match(compact):
+        return True
+    if key.startswith(_NON_CREDENTIAL_PREFIXES):
+        return False
+    raw = name if name.isascii() and "%" not in name else key
+    tokens = {token.lower() for token in _NAME_TOKENS.findall(raw)}
+    if tokens & _CREDENTIAL_COOKIE_TOKENS or any(word in compact for word in ("session", "sessid", "jwt")):
+        return True
+    return None
+
+
+def _entropy(value: str) -> float:
+    counts: dict[str, int] = {}
+    for ch in value:
+        counts[ch] = counts.get(ch, 0) + 1
+    total = len(value)
+    return -sum(n / total * math.log2(n / total) for n in counts.values())
+
+
+@lru_cache(maxsize=8192)
+def is_token_shaped(value: str) -> bool:
+    """A JWT, or a long random-looking string of a token alphabet: ``MIN_TOKEN_LENGTH`` characters or
+    more, at least ``MIN_TOKEN_ENTROPY`` bits per character, and classes mixed as random tokens mix
+    them (a tenth or more digits among letters, or of both cases). A UUID is not (anonymous visitor
+    ids are UUIDs), nor a long number, nor words joined by dashes (``dark-mode-compact-sidebar-v2``)."""
+    value = value.strip().strip('"')
+    if "%" in value:
+        value = unquote(value)
+    if _JWT_VALUE.match(value):
+        return True
+    if len(value) < MIN_TOKEN_LENGTH or len(value) > 8192 or not _TOKEN_VALUE.match(value) or _UUID_VALUE.match(value):
+        return False
+    total = len(value)
+    lower = sum(c.islower() for c in value) / total
+    upper = sum(c.isupper() for c in value) / total
+    digits = sum(c.isdigit() for c in value) / total
+    mixed = (digits >= 0.1 and lower + upper >= 0.1) or (lower >= 0.1 and upper >= 0.1)
+    return mixed and _entropy(value) >= MIN_TOKEN_ENTROPY
+
+
+def is_credential_cookie(name: str, value: str) -> bool:
+    """Whether a cookie authenticates the request (DECISIONS §4, the one rule for ingestion, alerts,
+    generated specs and test generation): a known non-credential name (consent, language, theme,
+    banner state, analytics, CDN, anti-CSRF) never is, whatever its value; otherwise a session- or
+    token-like name (``session``, ``sid``, ``token``, ``auth``, ``jwt``, ``connect.sid``,
+    ``PHPSESSID``, ``JSESSIONID``, ``*_session``, ``*-token``…) or a token-shaped value (a JWT, a long
+    high-entropy string) makes it one. An empty value is no credential; a redacted value
+    (``[REDACTED]``) leaves the decision to the name."""
+    if value is None or not str(value).strip():
+        return False
+    kind = cookie_name_kind(name)
+    if kind is not None:
+        return kind
+    value = str(value)
+    return value != REDACTED and is_token_shaped(value)
+
+
+def cookie_pairs(header: str) -> list[tuple[str, str]] | None:
+    """The ``(name, value)`` pairs of a ``Cookie`` header (``a=1; b=2``; a quoted value unquoted), or
+    None when some part is not ``name=value`` (an agent that sent the header redacted or mangled)."""
+    pairs = []
+    for part in str(header).split(";"):
+        part = part.strip()
+        if not part:
+            continue
+        name, sep, value = part.partition("=")
+        name = name.strip()
+        if not sep or not name or len(name) > 256:
+            return None
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            value = value[1:-1]
+        pairs.append((name, value))
+    return pairs
+
+
+def cookie_header_credentials(header: str) -> list[str] | None:
+    """The names of the credential cookies in a ``Cookie`` header (:func:`is_credential_cookie`), or None
+    when the header cannot be read as cookies (then it is taken as a credential, as before names were
+    kept: ``Cookie: [REDACTED]`` from an agent that redacts)."""
+    pairs = cookie_pairs(header)
+    if pairs is None:
+        return None
+    return [name for name, value in pairs if is_credential_cookie(name, value)]
+
+
+def cookie_header_has_credential(header: str, known: frozenset | set | tuple = ()) -> bool:
+    """Whether a ``Cookie`` header carries any credential cookie. ``known``: names already found to be
+    credentials (by value shape, before the values were redacted), which count even when redacted.
+    An empty header carries none; one that is not ``name=value`` pairs counts as a credential."""
+    if header is None or not str(header).strip():
+        return False
+    pairs = cookie_pairs(header)
+    if pairs is None:
+        return str(header).strip() != ""
+    return any(name in known and value.strip() or is_credential_cookie(name, value) for name, value in pairs)
 
 
 def is_basic_auth(value: str | None) -> bool:
