@@ -242,7 +242,7 @@ def profiles_load(*, endpoints: list[Endpoint], host_id: int | None = None) -> d
         ApiTrace.objects.filter(**scope),
         [F("created_at").desc()],
         TRACES_PER_ENDPOINT,
-        ("path", "request_parameters", "request_headers", "request_body", "response_body", "response_status"),
+        ("path", "request_parameters", "request_headers", "request_body", "response_body", "response_status", "meta"),
     ):
         traces.setdefault(row[0], []).append(row[1:])
 
@@ -312,30 +312,34 @@ def _header(headers: Any, name: str) -> str:
     return ""
 
 
-def credential_cookie_names(value: str) -> list[str] | None:
-    """The names of the credential cookies a stored Cookie header shows (DECISIONS §4: consent,
-    language, theme and analytics cookies are no credential), or None when the header keeps no names
-    (stored whole as ``[REDACTED]``: then it is taken for a credential)."""
-    pairs = [p.strip() for p in value.split(";") if "=" in p]
-    if not pairs:
-        return None if value.strip() else []
-    rule = getattr(_credentials, "is_credential_cookie", None)
-    names = []
-    for pair in pairs:
-        name, _, cookie = pair.partition("=")
-        if rule is None or rule(name.strip(), cookie.strip()):
-            names.append(name.strip())
-    return names
+def credential_cookie_names(value: str, known: Any = ()) -> list[str] | None:
+    """The names of the credential cookies a stored Cookie header shows (DECISIONS §4, the inventory's
+    rule: consent, language, theme and analytics cookies are no credential; ``known``: names ingestion
+    found to be credentials by their values before redacting them), or None when the header keeps no
+    names (stored whole as ``[REDACTED]``: then it is taken for a credential)."""
+    if not value.strip():
+        return []
+    names = _credentials.cookie_header_credentials(value)
+    if names is None:
+        return None
+    pairs = _credentials.cookie_pairs(value) or []
+    return list(dict.fromkeys([*names, *(n for n, _ in pairs if n in set(known or ()))]))
 
 
-def _carries_credentials(headers: Any) -> bool:
+def _known_cookies(meta: Any) -> list[str]:
+    """Credential cookies ingestion recognised by value shape before redaction (kept in the trace's meta)."""
+    names = meta.get("apiscopeCredentialCookies") if isinstance(meta, dict) else None
+    return [str(n) for n in names] if isinstance(names, list) else []
+
+
+def _carries_credentials(headers: Any, known: Any = ()) -> bool:
     """Whether a stored request carried credentials: an authenticating header, or a credential cookie."""
     for item in headers or []:
         if not isinstance(item, dict):
             continue
         name = str(item.get("name", "")).lower()
         if name == "cookie":
-            names = credential_cookie_names(str(item.get("value", "")))
+            names = credential_cookie_names(str(item.get("value", "")), known)
             if names is None or names:
                 return True
         elif _credentials.is_auth_header(name):
@@ -364,7 +368,7 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
     cookie_credential = False
     for trace in traces:
         value = _header(trace[2], "cookie")
-        names = credential_cookie_names(value) if value else []
+        names = credential_cookie_names(value, _known_cookies(trace[6])) if value else []
         cookie_credential = cookie_credential or names is None or bool(names)
         cookies += [n for n in names or [] if n not in cookies]
     profile.credential_cookies = cookies
@@ -382,7 +386,8 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
             profile.credential_header = other
             profile.credential_scheme = _credential_scheme(traces, other.lower())
     profile.answers = [str(t[4] or "")[:ANSWER_CHARS] for t in traces]
-    profile.anonymous_2xx = any(200 <= (t[5] or 0) < 300 and not _carries_credentials(t[2]) for t in traces)
+    profile.anonymous_2xx = any(200 <= (t[5] or 0) < 300 and not _carries_credentials(t[2], _known_cookies(t[6]))
+                                for t in traces)
 
     # Path parameters: example values from the newest observed path.
     example = profile.observed_paths[0] if profile.observed_paths else None
