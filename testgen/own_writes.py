@@ -208,6 +208,20 @@ def _own_user(key: str, value, test_user_id: str | None, object_ids: dict[str, s
     return "{{testUserId}}"
 
 
+def _numeric(value) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and value.isdigit())
+
+
+def _reads_own_numeric_id(profile: EndpointProfile, test_user_id: str | None) -> bool:
+    """Whether the test user's numeric id can be read from its own user: ``testUserId`` is a name and the
+    host's user read answers an ``id``."""
+    reads = profile.host_reads
+    if test_user_id is None or test_user_id.isdigit() or reads is None or not reads.user_read_path:
+        return False
+    read = profile.facts.reads.get(reads.user_read_path) if profile.facts is not None else None
+    return read is not None and "id" in read.response_fields
+
+
 def _own_body(profile: EndpointProfile, test_user_id: str | None, object_ids: dict[str, str]) -> None:
     """Objects a write's body names (see the module docstring): the test identity's own, or the
     request is not sent (``profile.not_own``)."""
@@ -234,6 +248,8 @@ def _own_body(profile: EndpointProfile, test_user_id: str | None, object_ids: di
             mine = None
         elif body_user_key(leaf):
             mine = _own_user(leaf, value, test_user_id, object_ids)
+            if mine is None and _numeric(value) and _reads_own_numeric_id(profile, test_user_id):
+                mine = OWN_USER_ID  # its numeric id, read from its own user first (templates/_base.py)
             what = f"a user (body field '{name}')"
             configure = f"objectIds.{leaf}"
         elif profile.method != "POST" and (resource := body_id_resource(leaf)) is not None:

@@ -89,6 +89,7 @@ class MarketApp:
         if environ.get("CONTENT_TYPE"):
             headers["content-type"] = environ["CONTENT_TYPE"]
         request = {"method": environ["REQUEST_METHOD"], "path": environ.get("PATH_INFO", ""),
+                   "target": environ.get("RAW_URI", "").split("?")[0],  # percent-encoded, as sent
                    "query": dict(parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)),
                    "headers": headers, "body": raw}
         with self.lock:

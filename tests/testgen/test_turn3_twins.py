@@ -364,3 +364,89 @@ def test_every_request_of_a_run_carries_a_marker_that_verifies(orders, market):
     stored = json.dumps([found["run"].coverage, [r.checks for r in found["run"].results.all()]])
     assert value not in stored and "X-Apiscope-Test" not in json.dumps(
         test_generate(endpoint=orders, template_name="BOLA"))
+
+
+# --- what a run may send: a recording target -----------------------------------------------------
+
+CAROL = {"carol", "3", "30", "300"}  # carol, seen in traffic only, and her basket, order and note
+
+
+@pytest.fixture
+def carols_traffic(db):
+    """An inventory whose traffic names carol's objects everywhere: in paths (her order 30, basket 3, note 300,
+    her name), in a query (``noteId=300``) and in bodies (``username``, ``UserId``)."""
+    observed("GET", "/api/users/{param1}", paths=["/api/users/alice", "/api/users/bob", "/api/users/carol"],
+             response=PROFILE)
+    observed("GET", "/api/orders/{param1}", paths=["/api/orders/30", "/api/orders/20", "/api/orders/10"],
+             response={"id": 30, "owner": "carol", "email": "c@market.test", "total": 1}, classes={"email": ["email"]})
+    observed("PATCH", "/api/orders/{param1}", paths=["/api/orders/30"], body={"note": "gift", "UserId": 3},
+             response={"id": 30, "owner": "carol", "note": "gift"})
+    observed("GET", "/api/baskets/{param1}", paths=["/api/baskets/3"],
+             response={"id": 3, "UserId": 3, "status": "open", "items": []})
+    observed("POST", "/api/baskets/{param1}/checkout", paths=["/api/baskets/3/checkout"], response={"status": "ordered"})
+    observed("GET", "/api/notes", response=[{"id": 300, "text": "plan"}])
+    observed("DELETE", "/api/notes/{param1}", paths=["/api/notes/300"])
+    observed("DELETE", "/api/notes", query={"noteId": "300"})
+    observed("PUT", "/api/profile", body={"username": "carol", "phone": "[REDACTED]", "bio": "hi"}, response=PROFILE)
+    observed("PUT", "/api/users/{param1}/password", paths=["/api/users/carol/password"], body={"password": "[REDACTED]"})
+    observed("PUT", "/api/users/update_role", body={"username": "carol", "role": "admin"}, response={"status": "ok"})
+    observed("GET", "/api/me", response=PROFILE, classes={"email": ["email"]})
+    observed("GET", "/api/products", response=[{"id": 1, "name": "Tea", "price": 3}])
+    observed("GET", "/api/reset-db", authenticated=False, response={"message": "Database populated."})
+    observed("POST", "/api/login", authenticated=False, body={"username": "carol", "password": "[REDACTED]"},
+             response={"token": "[REDACTED]"})
+
+
+def _leaves(value):
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield str(value)
+
+
+def test_every_template_writes_only_to_the_test_identities_and_sends_nothing_else(carols_traffic, market):
+    """Every applicable template of every endpoint, against the twin with every flaw on (the worst case):
+    no write names carol or one of her objects, in path, query or body; carol's data is as seeded; every
+    request is an endpoint of the inventory (the one under test, or a GET reading back) or a login, never
+    the state-resetting route; each carries the run's marker."""
+    from inventory.models import Endpoint
+    from inventory.patterns.segments import path_segments, segment_is_parameter
+
+    app = market(*__import__("tests.testgen.market_app", fromlist=["FLAWS"]).FLAWS,
+                 env={"objectIds": {"order": "10", "basket": "1", "note": "100"},
+                      "identities": [{**BOB, "objectIds": {"order": "20", "basket": "2", "note": "200"}}]})
+    status, output = run_command("--host", HOST)
+    run = TestRun.objects.order_by("-created_at").first()
+    assert run.num_tests > 30 and run.num_errors == 0, output
+
+    for request in app.requests:
+        if request["method"] in ("POST", "PUT", "PATCH", "DELETE") and request["path"] not in ("/api/login",
+                                                                                                 "/api/session"):
+            named = set(path_segments(request["path"])) | set(request["query"].values())
+            try:
+                named |= set(_leaves(json.loads(request["body"] or "{}")))
+            except ValueError:
+                named.add(request["body"])
+            assert not named & CAROL, request
+    assert app.users["carol"] == {"id": 3, "password": "Carol-pw-3", "email": "carol@market.test",
+                                  "phone": "+15550003", "bio": "carol's bio", "role": "customer"}
+    assert 300 in app.notes and app.baskets[3]["status"] == "open" and 30 not in app.order_notes
+
+    patterns = [(e.method, path_segments(e.path)) for e in Endpoint.objects.filter(host__name=HOST)]
+
+    def in_inventory(method: str, path: str) -> bool:
+        parts = path_segments(path)
+        return any(m == method and len(p) == len(parts) and all(segment_is_parameter(a) or a == b for a, b in
+                                                                zip(p, parts, strict=True)) for m, p in patterns)
+
+    logins = {("POST", "/api/login")}
+    for request in app.requests:  # (a payload with "/" in a path segment is one segment as sent: %2F)
+        assert (request["method"], request["path"]) in logins or in_inventory(request["method"], request["target"]), \
+            request
+    assert app.resets == 0 and not any(r["path"] == "/api/reset-db" for r in app.requests)
+    markers = {r["headers"].get(HEADER.lower()) for r in app.requests}
+    assert markers == {markers and next(iter(markers))} and next(iter(markers)).startswith(str(run.uuid))
