@@ -47,6 +47,15 @@ class _Text(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class _Bool(serializers.BooleanField):
+    """``true`` or ``false`` and nothing else (zod's ``z.boolean()``; DRF's field takes "yes" or 1 too)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
 def _no_line_breaks(value: str) -> str:
     if "\r" in value or "\n" in value:
         raise serializers.ValidationError("No line breaks allowed.")
@@ -81,7 +90,7 @@ class LoginSerializer(serializers.Serializer):
     url = _Text(max_length=2048)
     headers = serializers.DictField(child=_Text(max_length=8192, allow_blank=True), required=False)
     body = serializers.JSONField(required=False)
-    form = serializers.BooleanField(required=False)
+    form = _Bool(required=False)
     tokenPath = _Text(max_length=255, required=False)
     header = _Text(max_length=256, required=False)
     scheme = _Text(max_length=64, required=False, allow_blank=True)
