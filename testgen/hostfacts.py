@@ -69,16 +69,39 @@ class HostFacts:
         self.known = known if known is not None else {}
         self._reads: dict[str, Any] | None = None
         self._login: LoginRoute | None = None
-        self._values: dict[str, Counter] = {}
+        self._values: dict[str, Counter] | None = None
         self._items: dict[tuple, list[str]] = {}
+        self._host_name = ""
         self.exclude: tuple = ()  # the environment's exclude patterns: never read back through those
 
     def _load(self) -> None:
-        from inventory.models import ApiTrace, Endpoint
-
+        """The host's reads and login route, then the values seen per field (one query more)."""
+        self._load_reads()
+        if self._values is not None:
+            return
         from django.db.models import F
 
-        from .profile import _rows_per_endpoint, profiles_load
+        from inventory.models import ApiTrace
+
+        from .profile import _rows_per_endpoint
+
+        values: dict[str, Counter] = {}
+        traces = _rows_per_endpoint(ApiTrace.objects.filter(endpoint__host_id=self.host_id),
+                                    [F("created_at").desc()], TRACES_PER_ENDPOINT, ("request_body", "response_body"))
+        for _, *bodies in traces:
+            for text in bodies:
+                for name, value in _scalars(_parsed(text)):
+                    values.setdefault(name.lower(), Counter())[value] += 1
+        for name, enum in _spec_enums(self._host_name):
+            counter = values.setdefault(name.lower(), Counter())
+            for value in enum:
+                counter[value] += 0  # known to the API, not seen: after the seen ones
+        self._values = values
+
+    def _load_reads(self) -> None:
+        from inventory.models import Endpoint
+
+        from .profile import profiles_load
 
         if self._reads is not None:
             return
@@ -95,23 +118,12 @@ class HostFacts:
                 self._items.setdefault(tuple(parts[:-1]), []).append(path)
         self._login = next((route for p in profiles.values() if p.method == "POST"
                             for route in [_login_route(p)] if route), None)
-        values: dict[str, Counter] = {}
-        traces = _rows_per_endpoint(ApiTrace.objects.filter(endpoint__host_id=self.host_id),
-                                    [F("created_at").desc()], TRACES_PER_ENDPOINT, ("request_body", "response_body"))
-        for _, *bodies in traces:
-            for text in bodies:
-                for name, value in _scalars(_parsed(text)):
-                    values.setdefault(name.lower(), Counter())[value] += 1
-        for name, enum in _spec_enums(endpoints[0].host.name if endpoints else ""):
-            counter = values.setdefault(name.lower(), Counter())
-            for value in enum:
-                counter[value] += 0  # known to the API, not seen: after the seen ones
-        self._values = values
+        self._host_name = endpoints[0].host.name if endpoints else ""
 
     @property
     def reads(self) -> dict[str, Any]:
         """The host's GET profiles by path pattern, excluded ones (the environment's ``exclude``) left out."""
-        self._load()
+        self._load_reads()
         if not self.exclude:
             return self._reads or {}
         from .scope import pattern_matches
@@ -121,7 +133,7 @@ class HostFacts:
 
     @property
     def login(self) -> LoginRoute | None:
-        self._load()
+        self._load_reads()
         return self._login
 
     def items_under(self, collection: list[str]) -> list[str]:
@@ -132,12 +144,12 @@ class HostFacts:
     def seen(self, name: str, value: Any) -> int:
         """How many times ``value`` was seen for field ``name`` in traffic (0: only in a spec, or never)."""
         self._load()
-        return self._values.get(name.lower(), Counter()).get(value, 0)
+        return (self._values or {}).get(name.lower(), Counter()).get(value, 0)
 
     def values(self, name: str) -> list[Any]:
         """Distinct scalar values seen for field ``name`` (case-insensitive leaf name), most common first."""
         self._load()
-        counter = self._values.get(name.lower(), Counter())
+        counter = (self._values or {}).get(name.lower(), Counter())
         return [v for v, _ in sorted(counter.items(), key=lambda item: -item[1])]
 
 

@@ -37,8 +37,8 @@ MAX_DIGITS = 6
 # Host labels that name no application.
 _GENERIC_WORDS = {"www", "api", "apis", "com", "net", "org", "io", "dev", "app", "local", "localhost", "test",
                   "internal", "lan", "svc", "cluster", "example", "staging", "prod", "http", "https"}
-_AFFIXES = ("", "secret", "-secret", "_secret", "key", "-key", "_key", "jwt", "-jwt", "_jwt", "123", "1", "!",
-            "-secret-key", "_secret_key", "2024", "2025", "2026")
+_AFFIXES = ("", "secret", "Secret", "-secret", "_secret", "key", "Key", "-key", "_key", "jwt", "Jwt", "JWT", "-jwt",
+            "_jwt", "123", "1", "!", "-secret-key", "_secret_key", "SecretKey", "2024", "2025", "2026")
 
 
 @dataclass(frozen=True)

@@ -68,11 +68,13 @@ def placeholder_for(resource: str | None) -> str:
 
 
 def object_slots(profile: EndpointProfile) -> list[ObjectSlot]:
-    """The slots of a write naming an object other than the user (see the module docstring)."""
+    """The slots of a write (or read) naming an object other than the user (see the module docstring).
+    A write's owners come from its traffic and from the GET reading the same object; a read's from its own."""
     pattern = path_segments(profile.path)
     user = profile.user_path_position()
     implicit = profile.implicit_user.key if profile.implicit_user is not None else None
-    facts = profile.facts  # the host's reads, loaded only when a write has a GET reading its object
+    # The host's reads, loaded only when a write has a GET reading its object.
+    facts = profile.facts if profile.method in WRITES else None
     slots = []
     for item in profile.path_inputs:
         if item.key in (user, implicit):
@@ -106,6 +108,7 @@ def own_user_value(profile: EndpointProfile, position: int, test_user_id: str) -
     reads = profile.host_reads
     if numeric and not test_user_id.isdigit() and reads is not None and reads.user_read_path \
             and reads.user_read_path != profile.path:
+        profile.own_user_id = True
         return OWN_USER_ID
     return "{{testUserId}}"
 
@@ -250,6 +253,7 @@ def _own_body(profile: EndpointProfile, test_user_id: str | None, object_ids: di
             mine = _own_user(leaf, value, test_user_id, object_ids)
             if mine is None and _numeric(value) and _reads_own_numeric_id(profile, test_user_id):
                 mine = OWN_USER_ID  # its numeric id, read from its own user first (templates/_base.py)
+                profile.own_user_id = True
             what = f"a user (body field '{name}')"
             configure = f"objectIds.{leaf}"
         elif profile.method != "POST" and (resource := body_id_resource(leaf)) is not None:

@@ -124,6 +124,7 @@ class EndpointProfile:
     facts: HostFacts | None = field(default=None, repr=False)  # the host's other endpoints, loaded on use
     write_slots: list | None = None  # objects a write names (own_writes.py), found on first use
     not_own: dict[str, str] = field(default_factory=dict)  # slot placeholder -> why a write naming it is not sent
+    own_user_id: bool = False  # a request names the test user's numeric id, read from its own user (own_writes.py)
 
     @property
     def inputs(self) -> list[Input]:
@@ -242,7 +243,8 @@ def profiles_load(*, endpoints: list[Endpoint], host_id: int | None = None) -> d
         ApiTrace.objects.filter(**scope),
         [F("created_at").desc()],
         TRACES_PER_ENDPOINT,
-        ("path", "request_parameters", "request_headers", "request_body", "response_body", "response_status", "meta"),
+        ("path", "request_parameters", "request_headers", "request_body", "response_body", "response_status",
+         "meta__apiscopeCredentialCookies"),
     ):
         traces.setdefault(row[0], []).append(row[1:])
 
@@ -326,9 +328,9 @@ def credential_cookie_names(value: str, known: Any = ()) -> list[str] | None:
     return list(dict.fromkeys([*names, *(n for n, _ in pairs if n in set(known or ()))]))
 
 
-def _known_cookies(meta: Any) -> list[str]:
-    """Credential cookies ingestion recognised by value shape before redaction (kept in the trace's meta)."""
-    names = meta.get("apiscopeCredentialCookies") if isinstance(meta, dict) else None
+def _known_cookies(names: Any) -> list[str]:
+    """Credential cookies ingestion recognised by value shape before redaction (the trace's meta keeps
+    them under ``apiscopeCredentialCookies``; only that key is read)."""
     return [str(n) for n in names] if isinstance(names, list) else []
 
 

@@ -130,7 +130,7 @@ class SecurityTemplate:
             assertions = [*assertions, assertion(
                 "status", "matches", "^[1-5]", request=unsent, inconclusive=True,
                 description="Every write was sent to an object of the test identity's own")]
-        if OWN_USER_ID in json.dumps(requests):
+        if profile.own_user_id and OWN_USER_ID in json.dumps(requests):
             requests, assertions = _with_own_user_read(profile, requests, assertions)
         return {
             "id": str(uuid.uuid5(TEST_ID_NAMESPACE, f"{profile.uuid}:{self.name}:{self.version}")),
