@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.enums import HttpMethod
@@ -191,12 +192,21 @@ class IdentitySerializer(serializers.Serializer):
         return attrs
 
 
+@extend_schema_field({"type": "array", "minItems": 1,
+                      "items": {"type": "string", "pattern": "^(" + "|".join(HttpMethod.values) + ")$"}})
+class _Methods(serializers.ListField):
+    """HTTP methods (documented as a pattern: an enum here would give the shared method enum a second name)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(child=serializers.ChoiceField(choices=list(HttpMethod.values)), allow_empty=False,
+                         max_length=len(HttpMethod.values), **kwargs)
+
+
 class ScopePatternSerializer(serializers.Serializer):
     """An ``exclude`` / ``allowDestructive`` item: an endpoint path pattern and, optionally, methods."""
 
     path = _Text(max_length=2048)
-    methods = serializers.ListField(child=serializers.ChoiceField(choices=list(HttpMethod.values)), required=False,
-                                    allow_empty=False, max_length=len(HttpMethod.values))
+    methods = _Methods(required=False)
 
     def to_internal_value(self, data):
         if isinstance(data, dict) and isinstance(data.get("methods"), list):

@@ -6,6 +6,7 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import URLValidator
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.enums import HttpMethod
@@ -67,6 +68,19 @@ class GenTestEndpointsQuery(_GenerationOptions):
 # --- TestConfig (response documentation; the services build plain dicts) ----------------
 
 
+@extend_schema_field({"oneOf": [{"type": "integer", "minimum": 0},
+                                 {"type": "array", "items": {"type": "integer", "minimum": 0}}]})
+class RequestIndexField(serializers.JSONField):
+    """An assertion's ``request``: one request index, or a list of them."""
+
+
+@extend_schema_field({"oneOf": [{"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
+                                 {"type": "array", "items": {"type": "array", "items": {"type": "string"},
+                                                             "minItems": 2, "maxItems": 2}}]})
+class SkipIfEqualsField(serializers.JSONField):
+    """A request's ``skipIfEquals``: one pair, or a list of pairs."""
+
+
 class AssertionSerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=["status", "header", "body", "duration"])
     field = serializers.CharField(allow_blank=True, help_text="Dotted path into the response (header/body); '' = all of it.")
@@ -75,7 +89,8 @@ class AssertionSerializer(serializers.Serializer):
         "matches", "exists", "notExists",
     ])
     value = serializers.JSONField(allow_null=True)
-    request = serializers.IntegerField(required=False, help_text="Extension: index of the request checked; all when absent.")
+    request = RequestIndexField(required=False, help_text="Extension: index (or list of indices) of the request(s) "
+                                                          "checked; all when absent.")
     aggregate = serializers.ChoiceField(choices=["all", "any", "last"], required=False,
                                         help_text="Extension: over several answers, all/any/the last must hold.")
     compare = serializers.ChoiceField(choices=["exact", "similar"], required=False, help_text="Extension.")
@@ -83,6 +98,12 @@ class AssertionSerializer(serializers.Serializer):
     precondition = serializers.BooleanField(required=False, help_text="Extension: a sanity check, not the finding.")
     description = serializers.CharField(required=False)
     otherwise = serializers.JSONField(required=False, help_text="Extension: an alternative Assertion.")
+    inconclusive = serializers.BooleanField(required=False, help_text="Extension: what the test needs to decide.")
+    verdict = serializers.ChoiceField(choices=["refused", "accepted", "loggedIn", "notLoggedIn"], required=False,
+                                      help_text="Extension: the answer is a refusal in any form (or not); a login "
+                                                "returned the identity's credential (or not).")
+    private = serializers.JSONField(required=False, help_text="Extension: {paths, values}: the answer shows none of "
+                                                              "the control's sensitive or user-specific values.")
 
 
 class TestRequestSerializer(serializers.Serializer):
@@ -101,8 +122,14 @@ class TestRequestSerializer(serializers.Serializer):
     timeout = serializers.IntegerField(required=False, help_text="Extension: timeout in ms for this request.")
     payload = serializers.CharField(required=False)
     optional = serializers.BooleanField(required=False)
-    skipIfEquals = serializers.ListField(child=serializers.CharField(), required=False)
+    skipIfEquals = SkipIfEqualsField(required=False, help_text="Extension: a pair of values, or a list of pairs: "
+                                                               "not sent when a pair's two values are equal.")
     identity = serializers.CharField(required=False, help_text="Extension: send this identity's credential.")
+    onlyIfAccepted = serializers.IntegerField(required=False, help_text="Extension: send only when that request was "
+                                                                        "accepted (not refused in any form).")
+    onlyIfLoggedIn = serializers.IntegerField(required=False, help_text="Extension: send only when that login "
+                                                                        "returned the identity's credential.")
+    skip = serializers.CharField(required=False, help_text="Extension: not sent, and why.")
 
 
 class TestConfigSerializer(serializers.Serializer):
@@ -118,6 +145,7 @@ class TestConfigSerializer(serializers.Serializer):
     endpointId = serializers.UUIDField(required=False)
     templateName = serializers.CharField(required=False)
     templateVersion = serializers.IntegerField(required=False)
+    passedMessage = serializers.CharField(required=False, help_text="Extension: what a pass proved.")
 
 
 class TestGenerationResultSerializer(serializers.Serializer):
