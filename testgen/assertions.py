@@ -13,7 +13,7 @@ negative ones (``notEquals``, ``notIn``, ``notContains``, ``notExists``).
 Extensions: ``request``, ``aggregate``, ``compare``, ``ignoreCase``, ``otherwise`` (nests), ``keys``,
 ``whenContentType``, ``plus``, ``precondition``, ``inconclusive``, ``description``, ``verdict`` (the answer
 was ``refused`` or ``accepted`` in any form, ``testgen/verdicts.py``; a login ``loggedIn`` or
-``notLoggedIn``), ``private`` (see ``docs/testgen.md``).
+``notLoggedIn``), ``private``, ``item`` (see ``docs/testgen.md``).
 ``request`` may be a list of indices: the answers of those requests that were sent.
 """
 from __future__ import annotations
@@ -102,6 +102,8 @@ def validate_assertion(assertion: Any) -> str | None:
         return f"verdict must be one of {', '.join(VERDICTS)}"
     if "private" in assertion and not isinstance(assertion["private"], dict):
         return "private must be an object"
+    if "item" in assertion and assertion.get("compare") != "similar":
+        return "item needs compare similar"
     if "otherwise" in assertion:
         return validate_assertion(assertion["otherwise"])
     return None
@@ -365,6 +367,47 @@ def _check_private(private: dict, exchange: Any, control: Any, resolver: Resolve
                    "answer's sensitive or user-specific content")
 
 
+def _items_naming(text: str, value: str) -> list | None:
+    """The objects of a JSON listing (dicts inside lists, at any depth) holding ``value`` as one of their
+    own scalars (an id or a natural key), or None when the text is no JSON."""
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    found: list = []
+    stack = [(parsed, False)]
+    while stack and len(found) < 100:
+        node, in_list = stack.pop()
+        if isinstance(node, dict):
+            if in_list and any(not isinstance(v, (dict, list)) and str(v) == value for v in node.values()):
+                found.append(node)
+            stack.extend((v, False) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, True) for v in node[:1000])
+    return found
+
+
+def _check_item(assertion: dict, after: str, before: str, resolver: Resolver) -> tuple[bool, str]:
+    """``item`` with ``compare: similar``: a collection compared only where it lists the object (the
+    entries naming ``item``, an id or natural key, or the first of a list of them the collection uses):
+    the same before and after, or not listed before."""
+    values = []
+    for item in assertion["item"] if isinstance(assertion["item"], list) else [assertion["item"]]:
+        try:
+            values.append(str(resolver.resolve(item)))
+        except Unresolved:
+            continue
+    listed = next((found for v in values if (found := _items_naming(before, v))), None)
+    if not listed:
+        return True, ""  # the view does not list the object: it says nothing of it
+    value = next(v for v in values if _items_naming(before, v))
+    now = _items_naming(after, value) or []
+    if len(now) != len(listed):
+        return False, f"lists the object {len(now)} time(s), {len(listed)} before"
+    same = similar(json.dumps(now), None, json.dumps(listed), None)
+    return same, "" if same else "its entry for the object differs from before"
+
+
 def _actual(assertion: dict, exchange: Any, value: Any) -> Any:
     kind = assertion["type"]
     field = str(assertion.get("field") or "")
@@ -461,6 +504,10 @@ def _evaluate(assertion: dict, records: list, resolver: Resolver) -> AssertionRe
         if rendered is not None and not re.search(str(rendered), exchange.headers.get("Content-Type") or "",
                                                   re.IGNORECASE):
             outcomes.append((True, record, "", exchange))  # not an answer of the kind this assertion is about
+            continue
+        if similar_to is not None and assertion["condition"] in ("equals", "notEquals") and "item" in assertion:
+            ok, why = _check_item(assertion, exchange.text, str(expected), resolver)
+            outcomes.append((ok == (assertion["condition"] == "equals"), record, why, exchange))
             continue
         if similar_to is not None and assertion["condition"] in ("equals", "notEquals"):
             same = similar(exchange.text, record.payload, str(expected), similar_to.payload)

@@ -22,7 +22,8 @@ number for numeric values —, else ``objectIds.<key>``), and in a PUT, PATCH or
 object by id (``id``, ``bookId``, ``basket_id``) takes the own object (the path's own object for ``id``,
 else ``objectIds.<resource>``); with none, the request is not sent and names the key to configure. A
 POST's id references (``{"productId": 5}`` in a new order) are kept: creating an object does not write
-the one it refers to. Credential flows and registrations name no user seen in traffic at all
+the one it refers to. A new object's natural key (``title``, ``name``, ``slug``, ``code``…) gets the
+test's unique suffix (``Tea-{{uniqueName}}``): replayed as traffic showed it, a unique one fails on its own. Credential flows and registrations name no user seen in traffic at all
 (``ownership.login_body_without_real_user``).
 
 A template that puts its own value in the slot (BOLA: the other identity's object; XSS: a payload
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING
 from inventory.patterns.segments import path_segments
 
 import json
+import re
 
 from .examples import body_with, scalar_leaves
 from .ownership import (ID_QUERY, USER_QUERY, WRITES, body_id_resource, body_user_key, compact_key, is_credential_flow,
@@ -169,6 +171,8 @@ def own_objects_in_writes(profile: EndpointProfile, *, test_user_id: str | None,
     _own_body(profile, test_user_id, object_ids)
 
 
+# Keys (compact) of a new object's natural key: unique in many APIs, so a test makes them its own.
+_NATURAL_KEY = re.compile(r"(title|name|slug|handle|label|subject|sku|code)$")
 # A contact written in a body is the test's own, never a person's seen in traffic (no mail or text message
 # reaches them): an address nobody reads, a number reserved for fiction.
 OWN_EMAIL = "{{uniqueName}}@example.com"
@@ -236,6 +240,16 @@ def _own_body(profile: EndpointProfile, test_user_id: str | None, object_ids: di
         if not key_path or any(isinstance(k, int) for k in key_path) or value is None or isinstance(value, bool):
             continue
         leaf = str(key_path[-1])
+        if profile.method == "POST" and len(key_path) <= 2 and _NATURAL_KEY.search(compact_key(leaf)) \
+                and isinstance(value, str) and value and "{{" not in value:
+            # A new object's natural key (a title, a name, a slug) is made the test's own: replayed as traffic
+            # showed it, a unique one fails on its own (the title exists) and the test cannot decide.
+            mine = f"{value}-{{{{uniqueName}}}}"
+            profile.body = body_with(profile.body, key_path, mine)
+            for item in profile.body_inputs:
+                if item.key == key_path:
+                    item.example = mine
+            continue
         contact = _contact(leaf, value, test_user_id)
         if contact is not None:
             if contact != value:

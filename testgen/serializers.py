@@ -104,6 +104,9 @@ class AssertionSerializer(serializers.Serializer):
                                                 "returned the identity's credential (or not).")
     private = serializers.JSONField(required=False, help_text="Extension: {paths, values}: the answer shows none of "
                                                               "the control's sensitive or user-specific values.")
+    item = serializers.JSONField(required=False, help_text="Extension: with compare similar, compare a collection "
+                                                           "only where it lists the object naming this value (or one "
+                                                           "of a list of them).")
 
 
 class TestRequestSerializer(serializers.Serializer):

@@ -307,6 +307,28 @@ def assertion(type: str, condition: str, value: Any = None, field: str = "", **e
     return result
 
 
+def distinct_names(requests: list[dict]) -> list[dict]:
+    """The requests with ``{{uniqueName}}`` made distinct per request (``{{uniqueName}}q3``) in bodies and
+    queries: each request that creates something (a registration, an object with a unique title) creates
+    its own, so one does not fail because an earlier one of the test created the same."""
+    def renamed(value: Any, suffix: str) -> Any:
+        if isinstance(value, str):
+            return value.replace("{{uniqueName}}", "{{uniqueName}}" + suffix)
+        if isinstance(value, list):
+            return [renamed(v, suffix) for v in value]
+        if isinstance(value, dict):
+            return {k: renamed(v, suffix) for k, v in value.items()}
+        return value
+
+    out = []
+    for index, request in enumerate(requests):
+        if "{{uniqueName}}" in json.dumps([request.get("body"), request.get("queryParams")]):
+            request = {**request, **{key: renamed(request[key], f"q{index}") for key in ("body", "queryParams")
+                                     if key in request}}
+        out.append(request)
+    return out
+
+
 def refused(request: int | list[int], description: str, **extensions: Any) -> dict:
     """The answer to ``request`` is a refusal in any form (``testgen/verdicts.py``: 3xx, 4xx, 5xx, or a
     2xx whose body says it failed)."""

@@ -84,15 +84,17 @@ def marked_body(profile: EndpointProfile, target_key) -> tuple[object, list[str]
 
 
 def _snapshots(plan: Plan, profile: EndpointProfile, segments: list[str], identity: str | None, *, user: bool,
-               whose: str, user_value: str | None = None) -> list[tuple[int, str, dict]]:
+               whose: str, user_value: str | None = None,
+               item: str | list | None = None) -> list[tuple[int, str, dict, str | list | None]]:
     """The owner's views of the object (``_readback.views``), read before the write: (request index,
-    read path, the request, to send again after the write)."""
+    read path, the request, to send again after the write, the value naming the object in a collection)."""
     taken = []
-    for read, values in views(profile, segments, user=user, user_value=user_value):
+    kinds: dict = {}
+    for read, values in views(profile, segments, user=user, user_value=user_value, kinds=kinds):
         request = build_request(read, f"{whose} view before the write (GET {read.path})", method="GET",
                                 segments=list(values), query={}, body=None, identity=identity,
                                 **({"optional": True} if _unknown(values) else {}))
-        taken.append((plan.add(request), read.path, request))
+        taken.append((plan.add(request), read.path, request, item if kinds.get(read.path) == "collection" else None))
     return taken
 
 
@@ -104,10 +106,11 @@ def _unknown(values) -> bool:
 def _unchanged_checks(plan: Plan, taken: list[tuple[int, str, dict]], write: int, whose: str) -> bool:
     """Read every view again after the write; each must be unchanged (status and body alike), unless the
     write was refused. True when there was a view to judge by."""
-    for before, path, request in taken:
+    for before, path, request, item in taken:
         after = plan.add({**request, "description": f"{whose} view after the write (GET {path})"})
         plan.check(assertion("body", "equals", f"{{{{responses[{before}].body}}}}", request=after, compare="similar",
-                             description=f"{whose} view GET {path} is unchanged by the test identity's write",
+                             item=item, description=f"{whose} view GET {path} is unchanged by the test identity's "
+                                                    "write" + (" where it lists the object" if item else ""),
                              otherwise=refused(write, "the write was refused")))
         plan.check(assertion("status", "equals", f"{{{{responses[{before}].status}}}}", request=after,
                              description=f"{whose} view GET {path} answers as before (the object is still there)",
@@ -128,8 +131,11 @@ def write_checks(plan: Plan, profile: EndpointProfile, target, other: IdentityVi
     unknown = _unknown([*segments, value])
     whose = f"{name}'s"
     in_body = target.user_like and target.item.location != "path"
+    # A collection lists the object by its id or by a natural key: for a user, its user name too.
+    item = [value, f"{{{{identities.{name}.userId}}}}"] if target.user_like and other is not None \
+        and other.user_id is not None and f"identities.{name}.userId" not in value else value
     taken = _snapshots(plan, profile, segments, name, user=in_body, whose=whose,
-                       user_value=value if in_body else None) if other is not None else []
+                       user_value=value if in_body else None, item=item) if other is not None else []
     query = {**profile.query, target.item.name: value} if target.item.location == "query" else None
     write = plan.add(build_request(profile, f"{name}'s object ({target.label} = {value}) written with the test "
                                    "identity's token", segments=segments, body=body, query=query,
@@ -204,7 +210,9 @@ def function_checks(plan: Plan, profile: EndpointProfile, target, function: str,
     taken = [] if profile.method not in WRITES else _snapshots(
         plan, profile, segments, owner, user=bool(target and target.user_like and target.item.location != "path"),
         whose=f"{owner}'s" if owner else "The test identity's",
-        user_value=value if target is not None and target.user_like and target.item.location != "path" else None)
+        user_value=value if target is not None and target.user_like and target.item.location != "path" else None,
+        item=value or (profile.segments[target.item.key] if target is not None and target.item.location == "path"
+                       else None))
     first = None
     judged = False
     for variant in _role_variants(profile, body) if profile.method in WRITES else [None]:

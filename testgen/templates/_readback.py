@@ -4,7 +4,9 @@ A write's effect shows where its owner looks: the object's own GET, the parent o
 (``/baskets/{b}`` for ``/baskets/{b}/items/{i}``), the collection that lists it (``/baskets/{b}/items``,
 ``/books``) and, for a user's own profile written without an id in the path, the self routes
 (``/me``, ``/account/profile``). Templates read these before and after the write and compare them
-(``compare: similar``): a value written, an item removed or a state moved all show as a difference.
+(``compare: similar``): a value written, an item removed or a state moved all show as a difference. A
+collection is compared only where it lists the object (its entries naming the object's id or natural
+key, ``item``): other users' entries change for reasons of their own.
 Only GET endpoints of the inventory are read (never an excluded or state-resetting one).
 """
 from __future__ import annotations
@@ -22,7 +24,7 @@ def is_self_path(path: str) -> bool:
 
 
 def views(profile: EndpointProfile, segments: list[str], *, user: bool = False,
-          user_value: str | None = None) -> list[tuple[EndpointProfile, list[str]]]:
+          user_value: str | None = None, kinds: dict | None = None) -> list[tuple[EndpointProfile, list[str]]]:
     """(GET profile, concrete segments) of the views reading what a write to ``segments`` (the write's
     path with its values) changes, at most :data:`MAX_VIEWS`, nearest first. ``user``: the write is about
     a user named outside the path (a body field): the self routes read it too (as its owner), and the
@@ -31,10 +33,12 @@ def views(profile: EndpointProfile, segments: list[str], *, user: bool = False,
     pattern = path_segments(profile.path)
     found: list[tuple[EndpointProfile, list[str]]] = []
 
-    def add(path: str, values: list[str]) -> None:
+    def add(path: str, values: list[str], kind: str = "object") -> None:
         read = reads.get(path)
         if read is not None and all(r.path != path for r, _ in found) and len(found) < MAX_VIEWS:
             found.append((read, values))
+            if kinds is not None:
+                kinds[path] = kind
 
     add(profile.path, list(segments))
     implicit = profile.implicit_user.key if profile.implicit_user is not None else None
@@ -44,13 +48,13 @@ def views(profile: EndpointProfile, segments: list[str], *, user: bool = False,
         if position == implicit and user_read and len(path_segments(user_read)) == position + 1:
             add(user_read, list(segments[:position + 1]))  # a literal user name: read as the host's user read
         add("/" + "/".join(pattern[:position + 1]), list(segments[:position + 1]))
-        add("/" + "/".join(pattern[:position]), list(segments[:position]))  # the collection listing it
+        add("/" + "/".join(pattern[:position]), list(segments[:position]), "collection")  # the listing
     if user and user_value is not None and user_read and user_read in reads:
         add(user_read, [*reads[user_read].segments[:-1], user_value])
     if not parameters or user:
         for path, read in sorted(reads.items()):
             if not read.path_inputs and is_self_path(path):
-                add(path, list(read.segments))
+                add(path, list(read.segments), "self")
     return found
 
 

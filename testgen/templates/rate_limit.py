@@ -83,6 +83,17 @@ def _per_repeat(value):
     return value
 
 
+def _renamed(value, suffix: str):
+    """A body whose test-made names (``{{uniqueName}}``) get ``suffix``: each request creates its own object."""
+    if isinstance(value, dict):
+        return {k: _renamed(v, suffix) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, suffix) for v in value]
+    if isinstance(value, str):
+        return value.replace("{{uniqueName}}", "{{uniqueName}}" + suffix)
+    return value
+
+
 def credential_change(profile: EndpointProfile) -> bool:
     """A change of an existing user's credential (``PUT /users/{{testUserId}}/password``, ``PUT /me/password``):
     a burst would change the test identity's own password (it is not sent)."""
@@ -159,10 +170,12 @@ class RateLimit(SecurityTemplate, name="RATE_LIMIT", priority=60, title="Rate li
             ),
             passed=f"Survived a burst of {burst} requests, no throttling seen (not a finding on a write that is "
                    "no credential flow).",
-            requests=[build_request(profile, "The example request, once (the control)"),
-                      build_request(profile, "The example request, once more (it can be repeated)", onlyIfAccepted=0),
+            requests=[build_request(profile, "The example request, once (the control)", body=_renamed(profile.body, "a")),
+                      build_request(profile, "The example request, once more (it can be repeated)",
+                                    body=_renamed(profile.body, "b"), onlyIfAccepted=0),
                       build_request(profile, f"The example request, {burst} times in a row",
-                                    repeat=burst, stopWhenStatus=[429], onlyIfAccepted=1)],
+                                    body=_renamed(profile.body, "r{{repeat}}"), repeat=burst, stopWhenStatus=[429],
+                                    onlyIfAccepted=1)],
             assertions=[accepted(0, "The example request alone is accepted", inconclusive=True),
                         accepted(1, "The example request is accepted a second time (else it fails on its own)",
                                  inconclusive=True),

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 from ..ownership import WRITES, is_credential_flow
 from ..profile import EndpointProfile, Input
-from ._base import (GenerationContext, SecurityTemplate, accepted, assertion, input_label, inputs_named, register,
-                    request_with_input)
+from ._base import (GenerationContext, SecurityTemplate, accepted, assertion, distinct_names, input_label,
+                    inputs_named, register, request_with_input)
 
 # Text that only a database (driver/ORM) error puts in an answer. Matched case-insensitively.
 DB_ERROR_SIGNATURES = [
@@ -204,6 +204,6 @@ class SqlInjection(SecurityTemplate, name="SQL_INJECTION", priority=40, title="S
                 "produce database errors, a true condition answered like the plain value with a false one answered "
                 "differently, or delays that a control without the sleep does not show."
             ),
-            requests=requests,
+            requests=distinct_names(requests),
             assertions=assertions,
         )

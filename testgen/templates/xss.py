@@ -24,7 +24,7 @@ from __future__ import annotations
 from ..ownership import WRITES, is_credential_flow
 from ..profile import EndpointProfile, Input
 from ._base import (GenerationContext, SecurityTemplate, accepted, assertion, auth_headers, build_request,
-                    input_label, inputs_named, register, request_with_input)
+                    distinct_names, input_label, inputs_named, register, request_with_input)
 from ._readback import own_views
 
 MARKER = "31337"
@@ -74,7 +74,7 @@ class Xss(SecurityTemplate, name="XSS", priority=50, title="Cross-site scripting
                 f"{profile.method} {profile.path}: script payloads in string inputs ({inputs_named(inputs)}) must not be "
                 "reflected unescaped in an answer a browser would render as HTML."
             ),
-            requests=requests,
+            requests=distinct_names(requests),
             assertions=[assertion("body", "notContains", [markup for _, markup in PAYLOADS], whenContentType=RENDERED,
                                   request=list(range(1, len(requests))), description="No payload comes back unescaped"),
                         *checks],

@@ -93,7 +93,8 @@ class TestTemplates:
         write = next(r for r in test["requests"] if "may not set: isAdmin=" in r["description"])
         index = test["requests"].index(write)
         by_id, by_location = test["requests"][index + 1:index + 3]
-        assert write["body"] == {"name": "p", "role": "viewer", "isAdmin": True}  # an existing input is kept
+        # an existing input is kept; a new object's name is made the test's own (a unique one would fail)
+        assert write["body"] == {"name": "p-{{uniqueName}}", "role": "viewer", "isAdmin": True}
         assert by_id["url"] == f"{{{{baseUrl}}}}/projects/{{{{responses[{index}].body.data.uuid}}}}"
         assert by_location["url"] == f"{{{{responses[{index}].headers.Location}}}}"
         on_answer = {a["field"] for a in test["assertions"] if a["request"] == index}

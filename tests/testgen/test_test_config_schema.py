@@ -36,6 +36,7 @@ ASSERTION = {
         "otherwise": {"$ref": "#/$defs/assertion"},
         "keys": {"type": "string"},
         "verdict": {"enum": ["refused", "accepted", "loggedIn", "notLoggedIn"]},
+        "item": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
         "private": {"type": "object", "additionalProperties": False,
                     "properties": {"paths": {"type": "array", "items": {"type": "string"}},
                                    "values": {"type": "array", "items": {"type": "string"}}}},
