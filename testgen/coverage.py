@@ -20,7 +20,7 @@ from typing import Any
 # Environment keys named in skip reasons and messages ("set objectIds.book", "{{identities.bob.userId}}").
 _CONFIGURE = re.compile(
     r"\{\{\s*((?:identities\.[A-Za-z0-9_-]+\.)?(?:objectIds\.[A-Za-z0-9_-]+|userId|authToken|cookie|token|password)"
-    r"|testUserId|authToken|authCookie|objectIds\.[A-Za-z0-9_-]+)\s*\}\}"
+    r"|testUserId|authToken|authCookie|ownPassword|objectIds\.[A-Za-z0-9_-]+)\s*\}\}"
     r"|\bset ((?:identities\.[A-Za-z0-9_-]+\.)?objectIds\.[A-Za-z0-9_-]+|testUserId|identities)")
 MAX_REASONS = 20
 UNDECIDED = ("INCONCLUSIVE", "ERROR")
@@ -36,6 +36,8 @@ def configure_keys(texts: Iterable[str]) -> list[str]:
             key = match.group(1) or match.group(2)
             if key.startswith("identities.other."):
                 key = "identities (a second test identity)"
+            elif key == "ownPassword":
+                key = "login (the test identity's login recipe, with its password)"
             if key not in keys:
                 keys.append(key)
     return keys

@@ -181,6 +181,9 @@ class IdentitySet:
         out: dict[str, str] = {}
         for identity in self._by_name.values():
             if identity.name == PRIMARY:
+                body = (identity.login or {}).get("body")
+                if password_key(body):  # a credential change of its own writes its password back unchanged
+                    out["ownPassword"] = body[password_key(body)]
                 if identity.token:
                     out["authToken"] = identity.credential()
                 if identity.cookie():

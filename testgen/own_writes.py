@@ -33,18 +33,20 @@ unchanged. Applied once per profile and context by ``test_generate`` (idempotent
 """
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from inventory.patterns.segments import path_segments
 
-import json
-import re
-
 from .examples import body_with, scalar_leaves
-from .ownership import (ID_QUERY, USER_QUERY, WRITES, body_id_resource, body_user_key, compact_key, is_credential_flow,
-                        is_signup, object_id_key, query_resource, resource_name, singular)
+from .ownership import (ID_QUERY, LOGIN_PATH, USER_QUERY, WRITES, body_id_resource, body_user_key, compact_key,
+                        is_credential_flow, is_signup, object_id_key, password_key, query_resource, resource_name,
+                        singular)
 from .placeholders import literal
+
+RESET_PATH = re.compile(r"(^|[/_.-])(reset|forgot|forgotten|recover|recovery)([/_.-]|$)", re.I)
 
 if TYPE_CHECKING:
     from .profile import EndpointProfile
@@ -229,9 +231,35 @@ def _reads_own_numeric_id(profile: EndpointProfile, test_user_id: str | None) ->
     return read is not None and "id" in read.response_fields
 
 
+# The test identity's own password (the password field of its login recipe): a credential change of its
+# own writes it back unchanged, so no test locks the test identity out.
+OWN_PASSWORD = "{{ownPassword}}"
+
+
+def credential_change(profile: EndpointProfile) -> str | None:
+    """The password key of a write changing an existing user's credential (``PUT /users/{{testUserId}}/password``,
+    ``PUT /me/password``: authenticated, a password field, no login, reset or registration), or None."""
+    if profile.method not in ("PUT", "PATCH", "POST") or not profile.is_authenticated \
+            or not isinstance(profile.body, dict) or is_signup(profile.path) or LOGIN_PATH.search(profile.path) \
+            or RESET_PATH.search(profile.path):
+        return None
+    return password_key(profile.body)
+
+
+def _own_password(profile: EndpointProfile) -> None:
+    """A credential change of the test identity's own writes its own password back (``{{ownPassword}}``, a
+    request without it is not sent), and its password field is no input a template fuzzes."""
+    key = credential_change(profile)
+    if key is None:
+        return
+    profile.body = {**profile.body, key: OWN_PASSWORD}
+    profile.body_inputs = [i for i in profile.body_inputs if i.key != (key,)]
+
+
 def _own_body(profile: EndpointProfile, test_user_id: str | None, object_ids: dict[str, str]) -> None:
     """Objects a write's body names (see the module docstring): the test identity's own, or the
     request is not sent (``profile.not_own``)."""
+    _own_password(profile)
     if not isinstance(profile.body, dict) or profile.body_format not in ("json", "form") \
             or is_credential_flow(profile.path) or is_signup(profile.path):
         return

@@ -23,7 +23,7 @@ from django.conf import settings
 from inventory.patterns.segments import path_segments
 
 from ..examples import body_with
-from ..own_writes import OWN_USER_ID, not_own_reason
+from ..own_writes import OWN_PASSWORD, OWN_USER_ID, credential_change, not_own_reason
 from ..placeholders import PLACEHOLDER, is_placeholder, literal, literal_text
 from ..profile import EndpointProfile, Input
 
@@ -132,6 +132,15 @@ class SecurityTemplate:
                 description="Every write was sent to an object of the test identity's own")]
         if profile.own_user_id and OWN_USER_ID in json.dumps(requests):
             requests, assertions = _with_own_user_read(profile, requests, assertions)
+        if credential_change(profile) and self.name != "BOLA":
+            # Sent only when the test identity's password is known (its login recipe): it is written back unchanged.
+            requests = [{**r, "optional": True} if OWN_PASSWORD in json.dumps(r.get("body")) else r for r in requests]
+            sent = next((i for i, r in enumerate(requests) if OWN_PASSWORD in json.dumps(r.get("body"))), None)
+            if sent is not None:
+                assertions = [*assertions, assertion(
+                    "status", "matches", "^[1-5]", request=sent, inconclusive=True,
+                    description="The credential change was sent (it writes the test identity's own password back: "
+                                "the primary identity needs a login recipe with its password)")]
         return {
             "id": str(uuid.uuid5(TEST_ID_NAMESPACE, f"{profile.uuid}:{self.name}:{self.version}")),
             "name": f"{self.title}: {profile.method} {profile.path}",

@@ -62,10 +62,12 @@ def markers(profile: EndpointProfile) -> tuple[str, str]:
     return f"apiscope-bola-{tag}", f"Apiscope-{tag}-Pw9!"
 
 
-def marked_body(profile: EndpointProfile, target_key) -> tuple[object, list[str], str | None, str]:
+def marked_body(profile: EndpointProfile, target_key, *, new_password_too: bool = True) -> tuple[object, list[str],
+                                                                                                   str | None, str]:
     """The example body with the test's values: every string field (but the object's name, user
     names and passwords) set to a marker (an email for mail fields), a password field to a new
-    password. Returns (body, markers written, password key, new password)."""
+    password (unless ``new_password_too`` is false: the test identity's own object keeps its password).
+    Returns (body, markers written, password key, new password)."""
     tag, new_password = markers(profile)
     body = profile.body
     written: list[str] = []
@@ -78,7 +80,7 @@ def marked_body(profile: EndpointProfile, target_key) -> tuple[object, list[str]
         body = body_with(body, item.key, f"{tag}@example.test" if "mail" in last.lower() else tag)
         written = [tag]
     key = password_key(body)
-    if key:
+    if key and new_password_too:
         body = {**body, key: new_password}
     return body, written, key, new_password
 

@@ -128,7 +128,8 @@ class AuthBypass(SecurityTemplate, name="AUTH_BYPASS", priority=20, title="Authe
 
     def _write(self, profile: EndpointProfile) -> tuple[list[dict], list[dict]]:
         header = profile.credential_header
-        body, _, _, _ = marked_body(profile, None) if isinstance(profile.body, dict) else (profile.body, [], None, "")
+        body, _, _, _ = marked_body(profile, None, new_password_too=False) if isinstance(profile.body, dict) \
+            else (profile.body, [], None, "")
         extra = {} if body is None else {"body": body}
         requests: list[dict] = []
         checks: list[dict] = []

@@ -28,11 +28,11 @@ import re
 
 from inventory.ingest.credentials import is_credential_name
 
-from ..ownership import LOGIN_PATH, PASSWORD_FIELD, is_signup
+from ..own_writes import credential_change
+from ..ownership import is_signup
 from ..profile import EndpointProfile
 from ._base import GenerationContext, SecurityTemplate, accepted, assertion, build_request, register
 
-RESET_PATH = re.compile(r"(^|[/_.-])(reset|forgot|forgotten|recover|recovery)([/_.-]|$)", re.I)
 
 CREDENTIAL_PATH = re.compile(
     r"(^|[/_.-])(log-?in|sign-?in|log-?on|auth|oauth2?|token|tokens|session|sessions|password|passwd|"
@@ -92,15 +92,6 @@ def _renamed(value, suffix: str):
     if isinstance(value, str):
         return value.replace("{{uniqueName}}", "{{uniqueName}}" + suffix)
     return value
-
-
-def credential_change(profile: EndpointProfile) -> bool:
-    """A change of an existing user's credential (``PUT /users/{{testUserId}}/password``, ``PUT /me/password``):
-    a burst would change the test identity's own password (it is not sent)."""
-    return (profile.method in ("PUT", "PATCH", "POST") and profile.is_authenticated
-            and isinstance(profile.body, dict) and any(PASSWORD_FIELD.match(str(k)) for k in profile.body)
-            and not is_signup(profile.path) and not LOGIN_PATH.search(profile.path)
-            and not RESET_PATH.search(profile.path))
 
 
 @register
