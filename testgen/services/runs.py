@@ -70,8 +70,11 @@ def tests_collect(*, host: str | None = None, endpoint: str | None = None, metho
             results += [{**item, "host": name} for item in items]
     tests = [r["test"] for r in results if r.get("success")]
     # Stable: USER_ENUMERATION first (before failed logins lock the test user out), DELETE tests last (they
-    # remove the test identities' objects the other tests name); the rest keep their order.
-    tests.sort(key=lambda test: (not _runs_first(test), test.get("method") == "DELETE"))
+    # remove the test identities' objects the other tests name), deeper paths first among them (deleting
+    # /articles/{a} removes its comments, which DELETE /articles/{a}/comments/{c} needs); the rest keep
+    # their order.
+    tests.sort(key=lambda test: (not _runs_first(test), test.get("method") == "DELETE",
+                                 -str(test.get("endpoint", "")).count("/") if test.get("method") == "DELETE" else 0))
     return tests, [{k: r.get(k, "") for k in ("host", "endpoint", "method", "msg")} for r in results
                    if not r.get("success")]
 

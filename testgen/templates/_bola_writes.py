@@ -11,6 +11,8 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
+from inventory.patterns.segments import path_segments, segment_is_parameter
+
 from ..examples import body_with
 from ..ownership import PASSWORD_FIELD, ROLE_KEYS, USER_FIELD, WRITES, body_user_key, compact_key, password_key
 from ._base import IdentityView, assertion, build_request, refused
@@ -105,19 +107,47 @@ def _unknown(values) -> bool:
     return any("{{identities." in str(v) for v in values)
 
 
-def _unchanged_checks(plan: Plan, taken: list[tuple[int, str, dict]], write: int, whose: str) -> bool:
+def _unchanged_checks(plan: Plan, taken: list[tuple[int, str, dict]], write: int, whose: str,
+                      shared: dict | None = None) -> bool:
     """Read every view again after the write; each must be unchanged (status and body alike), unless the
-    write was refused. True when there was a view to judge by."""
+    write was refused (or ``shared`` holds: the change is no proof). True when there was a view to judge by."""
     for before, path, request, item in taken:
         after = plan.add({**request, "description": f"{whose} view after the write (GET {path})"})
         plan.check(assertion("body", "equals", f"{{{{responses[{before}].body}}}}", request=after, compare="similar",
                              item=item, description=f"{whose} view GET {path} is unchanged by the test identity's "
                                                     "write" + (" where it lists the object" if item else ""),
-                             otherwise=refused(write, "the write was refused")))
+                             otherwise=refused(write, "the write was refused", otherwise=shared)))
         plan.check(assertion("status", "equals", f"{{{{responses[{before}].status}}}}", request=after,
                              description=f"{whose} view GET {path} answers as before (the object is still there)",
-                             otherwise=refused(write, "the write was refused")))
+                             otherwise=refused(write, "the write was refused", otherwise=shared)))
     return bool(taken)
+
+
+def _shared_parent(plan: Plan, profile: EndpointProfile, target, value: str, segments: list[str],
+                   name: str) -> dict | None:
+    """For an addition to a collection under another's object (``POST /articles/{bob's}/comments``, a
+    collection the inventory also reads): the test identity reads that object first. When it may
+    (a shared or public object: an article anyone reads), adding to its collection is what the API
+    offers everyone — a comment, a review, a follow — and the owner's changed view proves nothing.
+    Returns the alternative to a changed view (None when the write is no such addition)."""
+    if profile.method != "POST" or target.item.location != "path" or profile.host_reads is None \
+            or profile.path not in profile.host_reads.patterns:
+        return None
+    after = path_segments(profile.path)[target.item.key + 1:]
+    if not after or any(segment_is_parameter(part) for part in after):
+        return None
+    reader = profile.read_path_for(target.item.key)
+    if reader is None:
+        return None
+    parts = path_segments(reader)
+    own = list(segments[:len(parts)])
+    own[target.item.key] = value
+    index = plan.add(build_request(profile, f"{name}'s object read with the test identity's token (is it shared?)",
+                                   method="GET", segments=own, query={}, body=None,
+                                   **({"optional": True} if _unknown(own) else {})))
+    return assertion("status", "exists", None, request=index, verdict="accepted",
+                     description=f"{name}'s object is shared (the test identity reads it too): adding to its "
+                                 "collection is open to every user, no proof")
 
 
 def write_checks(plan: Plan, profile: EndpointProfile, target, other: IdentityView | None, value: str,
@@ -139,6 +169,7 @@ def write_checks(plan: Plan, profile: EndpointProfile, target, other: IdentityVi
     taken = _snapshots(plan, profile, segments, name, user=in_body, whose=whose,
                        user_value=value if in_body else None, item=item) if other is not None else []
     query = {**profile.query, target.item.name: value} if target.item.location == "query" else None
+    shared = _shared_parent(plan, profile, target, value, segments, name) if other is not None else None
     write = plan.add(build_request(profile, f"{name}'s object ({target.label} = {value}) written with the test "
                                    "identity's token", segments=segments, body=body, query=query,
                                    **({"optional": True} if unknown else {})))
@@ -159,7 +190,7 @@ def write_checks(plan: Plan, profile: EndpointProfile, target, other: IdentityVi
                                   segments=segments, body={**body, password: f"{{{{identities.{name}.password}}}}"},
                                   identity=name), "onlyIfLoggedIn": login})
         decided = True
-    if _unchanged_checks(plan, taken, write, whose):
+    if _unchanged_checks(plan, taken, write, whose, shared):
         decided = True
     elif written and read_index is not None:
         back = plan.add({**plan.requests[read_index], "description": f"{name}'s object, read back by its owner"})

@@ -25,6 +25,8 @@ recognisable values.
 """
 from __future__ import annotations
 
+from inventory.patterns.segments import path_segments, segment_is_parameter
+
 from ..profile import EndpointProfile
 from ._base import (GenerationContext, SecurityTemplate, accepted, assertion, auth_headers, build_request,
                     credential_placeholder, refused, register)
@@ -104,6 +106,10 @@ class AuthBypass(SecurityTemplate, name="AUTH_BYPASS", priority=20, title="Authe
 
     def _read(self, profile: EndpointProfile) -> tuple[list[dict], list[dict]]:
         header = profile.credential_header
+        # A read naming its object in the path (``/articles/{slug}``) shows that object: the test user's
+        # name in it (its author) is the object's content, not the caller's session, so only classified
+        # sensitive values count there; a read naming none (``/me``, ``/orders``) is about the caller.
+        names_object = any(segment_is_parameter(s) for s in path_segments(profile.path))
         requests = [
             build_request(profile, "The example request, with the test user's credentials (the control)"),
             build_request(profile, f"Without the {header} header", headers={}, omitHeaders=[header]),
@@ -114,7 +120,8 @@ class AuthBypass(SecurityTemplate, name="AUTH_BYPASS", priority=20, title="Authe
             refused(1, "Without credentials the answer carries none of the test user's sensitive or user-specific "
                        "content", otherwise=assertion(
                            "body", "notContains", "{{responses[0].body}}", request=1,
-                           private={"paths": profile.private_paths(), "values": ["{{testUserId}}"]},
+                           private={"paths": profile.private_paths(),
+                                    "values": [] if names_object else ["{{testUserId}}"]},
                            description="the answer without credentials shows none of the authenticated answer's "
                                        "sensitive or user-specific values")),
         ]

@@ -120,8 +120,11 @@ def user_read(profile: EndpointProfile) -> str | None:
 
 
 def other_segments(profile: EndpointProfile, target: Target | None, who: IdentityView | None) -> list[str]:
-    """The endpoint's path with ``who``'s objects at the positions other than the target's, where known
-    (``/articles/{bob's}/comments/{…}``): a nested object is reached through its own parents."""
+    """The endpoint's path with ``who``'s objects at the positions other than the target's
+    (``/articles/{bob's}/comments/{…}``): a nested object is reached through its own parents. Where
+    ``who``'s object is not known, a read keeps the value traffic showed; a write names the
+    ``objectIds`` entry to configure instead (sent only when it is), never a parent traffic showed
+    for someone else or one of the test identity's under which ``who``'s object is not."""
     segments = list(profile.segments)
     if who is None:
         return segments
@@ -130,7 +133,10 @@ def other_segments(profile: EndpointProfile, target: Target | None, who: Identit
         if (target is not None and target.item.location == "path" and item.key == target.item.key) \
                 or item.key == profile.user_path_position():
             continue
-        mine = object_of(profile, target, who, resource_name(pattern, item.key), item.key) if target else None
+        resource = resource_name(pattern, item.key)
+        mine = object_of(profile, target, who, resource, item.key) if target else None
+        if mine is None and target is not None and profile.method not in READS:
+            mine = f"{{{{identities.{who.name}.objectIds.{resource or 'object'}}}}}"
         if mine is not None:
             segments[item.key] = mine
     return segments

@@ -32,6 +32,14 @@ administrator). ``Authorization: Bearer tok-<name>``, or a ``sid`` cookie from `
   ``DELETE /api/notes?noteId=``): the owner's (others: 404). ``bola_note_delete``: anyone's.
   ``PATCH /api/orders/{id}`` ``{note}``: the owner's order (``bola_orders``: anyone's).
 * ``GET /api/wallet``: the ``sid`` cookie's wallet. ``wallet_any_sid``: any ``sid`` value is alice's session.
+* ``POST /api/baskets/{id}/items`` ``{product, qty}``: adds to the owner's basket (others: 403);
+  ``GET /api/baskets/{id}/items``: its items, owner only. ``bola_basket_add``: anyone's basket.
+* ``GET /api/articles/{slug}`` and ``GET /api/articles/{slug}/comments``: public (anyone, no credentials
+  needed), naming their authors. ``POST /api/articles/{slug}/comments`` ``{comment: {body}}``: any logged-in
+  user comments on any article (by design). ``DELETE /api/articles/{slug}``: the author's (others: 403), its
+  comments go with it; ``bola_article_delete``: anyone's. ``DELETE /api/articles/{slug}/comments/{id}``: the
+  comment's author's, under its own article (others: 403, another article: 404); ``bola_comment_delete``:
+  anyone's.
 * ``GET /api/reset-db``: puts every record back as seeded (counted in ``resets``).
 """
 from __future__ import annotations
@@ -43,7 +51,8 @@ import threading
 from urllib.parse import parse_qsl
 
 FLAWS = ("anon_me", "orders_anonymous", "bola_orders", "bola_password", "profile_by_body", "bfla_update_role",
-         "bola_basket_read", "bola_checkout", "bola_note_delete", "wallet_any_sid")
+         "bola_basket_read", "bola_checkout", "bola_note_delete", "wallet_any_sid", "bola_basket_add",
+         "bola_article_delete", "bola_comment_delete")
 USERS = {
     "alice": {"id": 1, "password": "Alice-pw-1", "email": "alice@market.test", "phone": "+15550001", "bio": "",
               "role": "customer"},
@@ -57,6 +66,8 @@ USERS = {
 ORDERS = {10: "alice", 20: "bob", 30: "carol"}
 BASKETS = {1: "alice", 2: "bob", 3: "carol"}
 NOTES = {100: ("alice", "buy tea"), 200: ("bob", "call mum"), 300: ("carol", "carol's secret plan")}
+ARTICLES = {"alice-tea": "alice", "bob-cups": "bob", "carol-pots": "carol"}
+COMMENTS = {1: ("alice-tea", "alice", "first brew"), 2: ("bob-cups", "bob", "my cups"), 3: ("carol-pots", "carol", "my pots")}
 PRODUCTS = [{"id": 1, "name": "Tea", "price": 3}, {"id": 2, "name": "Cup", "price": 7}]
 
 
@@ -80,6 +91,8 @@ class MarketApp:
                             "items": [{"product": 1, "qty": 2}]} for i, owner in BASKETS.items()}
         self.notes = dict(NOTES)
         self.order_notes: dict[int, str] = {}
+        self.articles = dict(ARTICLES)
+        self.comments = dict(COMMENTS)
 
     # --- plumbing ----------------------------------------------------------------------
     def __call__(self, environ, start_response):
@@ -169,8 +182,17 @@ class MarketApp:
             if caller is None:
                 return 401, {"error": "authentication required"}, []
             return 200, [self._order(i) for i, owner in ORDERS.items() if owner == caller], []
+        if len(parts) in (3, 4) and parts[:2] == ["api", "articles"] and method == "GET":
+            if parts[2] not in self.articles or (len(parts) == 4 and parts[3] != "comments"):
+                return 404, {"error": "no such article"}, []
+            if len(parts) == 3:
+                return 200, self._article(parts[2]), []
+            return 200, [{"id": i, "body": text, "author": {"username": author}}
+                         for i, (slug, author, text) in sorted(self.comments.items()) if slug == parts[2]], []
         if caller is None and path != "/api/wallet":
             return 401, {"error": "authentication required"}, []
+        if len(parts) >= 3 and parts[:2] == ["api", "articles"] and method in ("POST", "DELETE"):
+            return self._articles(parts, method, body, caller)
         if len(parts) == 3 and parts[:2] == ["api", "orders"] and method == "GET":
             order = int(parts[2]) if parts[2].isdigit() and int(parts[2]) in ORDERS else None
             if order is None:
@@ -214,6 +236,14 @@ class MarketApp:
                 if not mine and "bola_basket_read" not in self.flaws:
                     return 403, {"error": "not your basket"}, []
                 return 200, basket, []
+            if len(parts) == 4 and parts[3] == "items":
+                if not mine and not (method == "POST" and "bola_basket_add" in self.flaws):
+                    return 403, {"error": "not your basket"}, []
+                if method == "GET":
+                    return 200, basket["items"], []
+                if method == "POST":
+                    basket["items"].append({"product": body.get("product"), "qty": body.get("qty")})
+                    return 201, {"basket": basket["id"], "items": len(basket["items"])}, []
             if len(parts) == 4 and parts[3] == "checkout" and method == "POST":
                 if not mine and "bola_checkout" not in self.flaws:
                     return 403, {"error": "not your basket"}, []
@@ -239,6 +269,37 @@ class MarketApp:
             if caller is None:
                 return 401, {"error": "log in first"}, []
             return 200, {"owner": caller, "email": self.users[caller]["email"], "balance": 40}, []
+        return 404, {"error": "not found"}, []
+
+    def _article(self, slug: str) -> dict:
+        author = self.articles[slug]
+        return {"slug": slug, "title": slug.replace("-", " "), "author": {"username": author, "bio": self.users[author]["bio"]}}
+
+    def _articles(self, parts: list[str], method: str, body: dict, caller: str):
+        slug = parts[2]
+        if slug not in self.articles:
+            return 404, {"error": "no such article"}, []
+        if len(parts) == 3 and method == "DELETE":
+            if self.articles[slug] != caller and "bola_article_delete" not in self.flaws:
+                return 403, {"error": "not your article"}, []
+            del self.articles[slug]
+            self.comments = {i: c for i, c in self.comments.items() if c[0] != slug}
+            return 204, None, []
+        if len(parts) == 4 and parts[3] == "comments" and method == "POST":
+            text = (body.get("comment") or {}).get("body") if isinstance(body.get("comment"), dict) else None
+            if not isinstance(text, str) or not text:
+                return 422, {"errors": {"body": ["can't be empty"]}}, []
+            new = max(self.comments, default=0) + 1
+            self.comments[new] = (slug, caller, text)
+            return 201, {"comment": {"id": new, "body": text, "author": {"username": caller}}}, []
+        if len(parts) == 5 and parts[3] == "comments" and method == "DELETE":
+            comment = self.comments.get(int(parts[4])) if parts[4].isdigit() else None
+            if comment is None or comment[0] != slug:
+                return 404, {"error": "no such comment"}, []
+            if comment[1] != caller and "bola_comment_delete" not in self.flaws:
+                return 403, {"error": "not your comment"}, []
+            del self.comments[int(parts[4])]
+            return 204, None, []
         return 404, {"error": "not found"}, []
 
     def _order(self, order: int) -> dict:

@@ -302,6 +302,77 @@ def test_a_state_change_of_another_users_container_is_found(checkout, market, fl
     assert app.baskets[3]["status"] == "open"  # carol's basket, seen in traffic, is never checked out
 
 
+@pytest.fixture
+def basket_items(db):
+    observed("GET", "/api/baskets/{param1}", paths=["/api/baskets/1"],
+             response={"id": 1, "UserId": 1, "status": "open", "items": [{"product": 1, "qty": 2}]})
+    observed("GET", "/api/baskets/{param1}/items", paths=["/api/baskets/1/items"], response=[{"product": 1, "qty": 2}])
+    return observed("POST", "/api/baskets/{param1}/items", paths=["/api/baskets/1/items"], body={"product": 2, "qty": 1},
+                    response={"basket": 1, "items": 2})
+
+
+@pytest.mark.parametrize(("flaws", "outcome"), [((), "PASSED"), (("bola_basket_add",), "FAILED")])
+def test_an_addition_to_another_users_private_collection_is_found(basket_items, market, flaws, outcome):
+    app = market(*flaws, env={"objectIds": {"basket": "1"}, "identities": [{**BOB, "objectIds": {"basket": "2"}}]})
+    found = run("BOLA", "POST", "/api/baskets/{param1}/items")
+    assert found["outcomes"]["BOLA"] == outcome, found["output"]
+    assert len(app.baskets[2]["items"]) == (2 if flaws else 1)  # bob's basket: the test's item only when unguarded
+
+
+# --- public objects, comments on them, nested objects --------------------------------------------
+
+@pytest.fixture
+def articles(db):
+    """Public articles naming their authors, comments anyone logged in may add, deletes for authors."""
+    observed("GET", "/api/articles/{param1}", paths=["/api/articles/alice-tea", "/api/articles/carol-pots"],
+             response={"slug": "alice-tea", "title": "alice tea", "author": {"username": "alice", "bio": ""}})
+    observed("GET", "/api/articles/{param1}/comments", paths=["/api/articles/alice-tea/comments"],
+             response=[{"id": 1, "body": "first brew", "author": {"username": "alice"}}])
+    observed("POST", "/api/articles/{param1}/comments", paths=["/api/articles/alice-tea/comments"],
+             body={"comment": {"body": "first brew"}},
+             response={"comment": {"id": 1, "body": "first brew", "author": {"username": "alice"}}})
+    observed("DELETE", "/api/articles/{param1}", paths=["/api/articles/alice-tea"])
+    observed("DELETE", "/api/articles/{param1}/comments/{param2}", paths=["/api/articles/alice-tea/comments/1"])
+
+
+ARTICLE_IDS = {"objectIds": {"article": "alice-tea", "comment": "1"},
+               "identities": [{**BOB, "objectIds": {"article": "bob-cups", "comment": "2"}}]}
+
+
+def test_a_public_object_naming_the_test_user_is_no_bypass(articles, market):
+    market()  # the test user's name in her public article is its author, not her session
+    clean(run("AUTH_BYPASS", "GET", "/api/articles/{param1}"), "AUTH_BYPASS")
+    clean(run("AUTH_BYPASS", "GET", "/api/articles/{param1}/comments"), "AUTH_BYPASS")
+
+
+def test_a_comment_on_another_users_public_article_is_no_finding(articles, market):
+    app = market(env=ARTICLE_IDS)
+    clean(run("BOLA", "POST", "/api/articles/{param1}/comments"), "BOLA")
+    # The comment was accepted and bob's comments changed: the article being one alice reads decided.
+    assert any(slug == "bob-cups" and author == "alice" for slug, author, _ in app.comments.values())
+
+
+@pytest.mark.parametrize(("flaws", "outcome"), [((), "PASSED"),
+                                                (("bola_article_delete", "bola_comment_delete"), "FAILED")])
+def test_a_nested_object_is_deleted_before_its_parent(articles, market, flaws, outcome):
+    """Bob's comment sits under his article: the comment's delete runs before the article's (which would
+    take the comment with it), so both flaws show in one run of the host."""
+    app = market(*flaws, env=ARTICLE_IDS)
+    status, output = run_command("--host", HOST, "--type", "BOLA")
+    results = {(r.method, r.endpoint): r.outcome for r in TestRun.objects.order_by("-created_at").first().results.all()}
+    assert results[("DELETE", "/api/articles/{param1}/comments/{param2}")] == outcome, output
+    assert results[("DELETE", "/api/articles/{param1}")] == outcome, output
+    assert "carol-pots" in app.articles and 3 in app.comments  # carol's, seen in traffic only
+
+
+def test_a_nested_write_with_the_parent_unknown_names_what_to_configure(articles, market):
+    app = market("bola_comment_delete", env={"identities": [{**BOB, "objectIds": {"comment": "2"}}]})
+    found = run("BOLA", "DELETE", "/api/articles/{param1}/comments/{param2}")
+    assert found["outcomes"]["BOLA"] == "INCONCLUSIVE", found["output"]
+    assert "identities.bob.objectIds.article" in found["output"]
+    assert not any(r["method"] == "DELETE" for r in app.requests) and 2 in app.comments
+
+
 # --- a weak JWT secret of six digits --------------------------------------------------------------
 
 @pytest.mark.parametrize(("secret", "outcome"), [("384912", "FAILED"), ("k3Qp9-not-a-number-7f2a91c0e", "PASSED")])
@@ -368,7 +439,8 @@ def test_every_request_of_a_run_carries_a_marker_that_verifies(orders, market):
 
 # --- what a run may send: a recording target -----------------------------------------------------
 
-CAROL = {"carol", "3", "30", "300"}  # carol, seen in traffic only, and her basket, order and note
+CAROL = {"carol", "3", "30", "300", "carol-pots"}  # carol, seen in traffic only, her basket, order, note, article
+# (and comment 3)
 
 
 @pytest.fixture
@@ -388,6 +460,11 @@ def carols_traffic(db):
     observed("DELETE", "/api/notes/{param1}", paths=["/api/notes/300"])
     observed("DELETE", "/api/notes", query={"noteId": "300"})
     observed("PUT", "/api/profile", body={"username": "carol", "phone": "[REDACTED]", "bio": "hi"}, response=PROFILE)
+    observed("GET", "/api/articles/{param1}", paths=["/api/articles/carol-pots"],
+             response={"slug": "carol-pots", "title": "carol pots", "author": {"username": "carol", "bio": ""}})
+    observed("POST", "/api/articles/{param1}/comments", paths=["/api/articles/carol-pots/comments"],
+             body={"comment": {"body": "my pots"}}, response={"comment": {"id": 3, "body": "my pots"}})
+    observed("DELETE", "/api/articles/{param1}/comments/{param2}", paths=["/api/articles/carol-pots/comments/3"])
     observed("PUT", "/api/users/{param1}/password", paths=["/api/users/carol/password"], body={"password": "[REDACTED]"})
     observed("PUT", "/api/users/update_role", body={"username": "carol", "role": "admin"}, response={"status": "ok"})
     observed("GET", "/api/me", response=PROFILE, classes={"email": ["email"]})
@@ -417,8 +494,9 @@ def test_every_template_writes_only_to_the_test_identities_and_sends_nothing_els
     from inventory.patterns.segments import path_segments, segment_is_parameter
 
     app = market(*__import__("tests.testgen.market_app", fromlist=["FLAWS"]).FLAWS,
-                 env={"objectIds": {"order": "10", "basket": "1", "note": "100"},
-                      "identities": [{**BOB, "objectIds": {"order": "20", "basket": "2", "note": "200"}}]})
+                 env={"objectIds": {"order": "10", "basket": "1", "note": "100", "article": "alice-tea", "comment": "1"},
+                      "identities": [{**BOB, "objectIds": {"order": "20", "basket": "2", "note": "200",
+                                                           "article": "bob-cups", "comment": "2"}}]})
     status, output = run_command("--host", HOST)
     run = TestRun.objects.order_by("-created_at").first()
     assert run.num_tests > 30 and run.num_errors == 0, output
@@ -435,6 +513,8 @@ def test_every_template_writes_only_to_the_test_identities_and_sends_nothing_els
     assert app.users["carol"] == {"id": 3, "password": "Carol-pw-3", "email": "carol@market.test",
                                   "phone": "+15550003", "bio": "carol's bio", "role": "customer"}
     assert 300 in app.notes and app.baskets[3]["status"] == "open" and 30 not in app.order_notes
+    assert "carol-pots" in app.articles and app.comments[3] == ("carol-pots", "carol", "my pots")
+    assert not any(slug == "carol-pots" for slug, author, _ in app.comments.values() if author != "carol")
 
     patterns = [(e.method, path_segments(e.path)) for e in Endpoint.objects.filter(host__name=HOST)]
 
