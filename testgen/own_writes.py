@@ -42,8 +42,8 @@ from inventory.patterns.segments import path_segments
 
 from .examples import body_with, scalar_leaves
 from .ownership import (ID_QUERY, LOGIN_PATH, USER_QUERY, WRITES, body_id_resource, body_user_key, compact_key,
-                        is_credential_flow, is_signup, object_id_key, password_key, query_resource, resource_name,
-                        singular)
+                        is_credential_flow, is_registration, object_id_key, password_key, query_resource, resource_name,
+                        singular, unwrapped)
 from .placeholders import literal
 
 RESET_PATH = re.compile(r"(^|[/_.-])(reset|forgot|forgotten|recover|recovery)([/_.-]|$)", re.I)
@@ -240,20 +240,23 @@ def credential_change(profile: EndpointProfile) -> str | None:
     """The password key of a write changing an existing user's credential (``PUT /users/{{testUserId}}/password``,
     ``PUT /me/password``: authenticated, a password field, no login, reset or registration), or None."""
     if profile.method not in ("PUT", "PATCH", "POST") or not profile.is_authenticated \
-            or not isinstance(profile.body, dict) or is_signup(profile.path) or LOGIN_PATH.search(profile.path) \
-            or RESET_PATH.search(profile.path):
+            or not isinstance(profile.body, dict) or is_registration(profile.method, profile.path, profile.body) \
+            or LOGIN_PATH.search(profile.path) or RESET_PATH.search(profile.path):
         return None
-    return password_key(profile.body)
+    inner, _ = unwrapped(profile.body)
+    return password_key(inner)
 
 
 def _own_password(profile: EndpointProfile) -> None:
-    """A credential change of the test identity's own writes its own password back (``{{ownPassword}}``, a
-    request without it is not sent), and its password field is no input a template fuzzes."""
+    """A credential change of the test identity's own (``{"password"}`` or ``{"user": {"password"}}``)
+    writes its own password back (``{{ownPassword}}``, a request without it is not sent), and its password
+    field is no input a template fuzzes."""
     key = credential_change(profile)
     if key is None:
         return
-    profile.body = {**profile.body, key: OWN_PASSWORD}
-    profile.body_inputs = [i for i in profile.body_inputs if i.key != (key,)]
+    _, envelope = unwrapped(profile.body)
+    profile.body = body_with(profile.body, (*envelope, key), OWN_PASSWORD)
+    profile.body_inputs = [i for i in profile.body_inputs if i.key != (*envelope, key)]
 
 
 def _own_body(profile: EndpointProfile, test_user_id: str | None, object_ids: dict[str, str]) -> None:
@@ -261,7 +264,7 @@ def _own_body(profile: EndpointProfile, test_user_id: str | None, object_ids: di
     request is not sent (``profile.not_own``)."""
     _own_password(profile)
     if not isinstance(profile.body, dict) or profile.body_format not in ("json", "form") \
-            or is_credential_flow(profile.path) or is_signup(profile.path):
+            or is_credential_flow(profile.path) or is_registration(profile.method, profile.path, profile.body):
         return
     pattern = path_segments(profile.path)
     for key_path, name, value in scalar_leaves(profile.body):

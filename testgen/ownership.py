@@ -218,12 +218,32 @@ def is_signup(path: str) -> bool:
     return bool(SIGNUP_PATH.search(path))
 
 
+def unwrapped(body: Any) -> tuple[Any, tuple]:
+    """A body's fields under a one-key envelope (``{"user": {"email", "password"}}`` → the inner object and
+    ``("user",)``), or the body itself and ``()``."""
+    if isinstance(body, dict) and len(body) == 1 and isinstance(next(iter(body.values())), dict):
+        key = next(iter(body))
+        return body[key], (key,)
+    return body, ()
+
+
+def is_registration(method: str, path: str, body: Any) -> bool:
+    """A registration: a sign-up path, or a POST to a user collection with a password beside a user name
+    or an email (``POST /api/users {"user": {"username", "email", "password"}}``), enveloped or not."""
+    if is_signup(path):
+        return True
+    inner, _ = unwrapped(body)
+    return method == "POST" and isinstance(inner, dict) and password_key(inner) is not None \
+        and any(compact_key(k) in USER_KEYS | {"email"} for k in inner) and not is_credential_flow(path) \
+        and _names_users(path)
+
+
 def is_credential_flow(path: str) -> bool:
     """A login, password change or reset, PIN, OTP or verification route (a registration is not)."""
     return bool(CREDENTIAL_FLOW_PATH.search(path)) and not is_signup(path)
 
 
-def login_body_without_real_user(path: str, body: Any) -> Any:
+def login_body_without_real_user(path: str, body: Any, method: str = "POST") -> Any:
     """The body of a credential flow or a registration with no user seen in traffic in it: in a login,
     reset, PIN, OTP or verification (any credential-flow path) the fields naming the user — ``username``,
     ``email``, ``phone``… in any spelling — name a user that does not exist (an email at
@@ -235,9 +255,8 @@ def login_body_without_real_user(path: str, body: Any) -> Any:
         return body
     if len(body) == 1 and isinstance(next(iter(body.values())), dict):  # {"user": {"email", "password"}}
         key = next(iter(body))
-        return {key: login_body_without_real_user(path, body[key])}
-    if is_signup(path) or (password_key(body) is not None and any(compact_key(k) in USER_KEYS | {"email"} for k in body)
-                           and not is_credential_flow(path) and _names_users(path)):
+        return {key: login_body_without_real_user(path, body[key], method)}
+    if is_registration(method, path, body):
         return {key: (FRESH_EMAIL if "mail" in compact_key(key) else FRESH_NAME)
                 if isinstance(value, str) and compact_key(key) in USER_KEYS | {"email", "emailaddress", "mail"}
                 else value for key, value in body.items()}

@@ -436,7 +436,8 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
         for name, value in query.items()
     }
     # A credential flow's query names no user seen in traffic either (GET /otp?phone=…).
-    profile.query = {k: str(v) for k, v in login_body_without_real_user(endpoint.path, profile.query).items()}
+    profile.query = {k: str(v) for k, v in login_body_without_real_user(endpoint.path, profile.query,
+                                                                                   endpoint.method).items()}
     profile.query_inputs = [
         Input(location="query", name=name, key=name, example=value,
               data_type=query_types.get(name) or ("integer" if _INTEGER.match(value) else "string"))
@@ -451,7 +452,7 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
             if fmt:
                 profile.body, profile.body_format = literal_values(redacted_replaced(body)), fmt
                 break
-        profile.body = login_body_without_real_user(endpoint.path, profile.body)
+        profile.body = login_body_without_real_user(endpoint.path, profile.body, endpoint.method)
         if profile.body_format is None and body_types:
             if "x-www-form-urlencoded" in body_content_type:
                 profile.body = {p: str(synthetic_value(p, t)) for p, t in body_types.items()}

@@ -29,7 +29,7 @@ import re
 from inventory.ingest.credentials import is_credential_name
 
 from ..own_writes import credential_change
-from ..ownership import is_signup
+from ..ownership import is_registration
 from ..profile import EndpointProfile
 from ._base import GenerationContext, SecurityTemplate, accepted, assertion, build_request, register
 
@@ -114,7 +114,7 @@ class RateLimit(SecurityTemplate, name="RATE_LIMIT", priority=60, title="Rate li
                 assertions=[assertion("status", "equals", 429, request=0, inconclusive=True,
                                       description="The burst was sent")])
         parts = {}
-        if is_signup(profile.path):
+        if is_registration(profile.method, profile.path, profile.body):
             parts["body"] = _per_repeat(profile.body)  # fresh users of this test, one per request
             parts["query"] = {k: str(v) for k, v in _per_repeat(profile.query).items()} or None
         else:

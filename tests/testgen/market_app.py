@@ -40,6 +40,8 @@ administrator). ``Authorization: Bearer tok-<name>``, or a ``sid`` cookie from `
   comments go with it; ``bola_article_delete``: anyone's. ``DELETE /api/articles/{slug}/comments/{id}``: the
   comment's author's, under its own article (others: 403, another article: 404); ``bola_comment_delete``:
   anyone's.
+* ``POST /api/users`` ``{"user": {username, email, password}}``: a registration (anyone); a user name or
+  email already taken is ``400``.
 * ``GET /api/reset-db``: puts every record back as seeded (counted in ``resets``).
 """
 from __future__ import annotations
@@ -170,6 +172,17 @@ class MarketApp:
             if body.get("grant_type") != "password" or user is None or user["password"] != body.get("password"):
                 return 400, {"error": "invalid_grant"}, []
             return 200, {"access_token": f"tok-{body['username']}", "token_type": "bearer"}, []
+        if path == "/api/users" and method == "POST":
+            fields = body.get("user") if isinstance(body.get("user"), dict) else {}
+            name, email, password = (fields.get(k) for k in ("username", "email", "password"))
+            if not all(isinstance(v, str) and v for v in (name, email, password)):
+                return 422, {"errors": {"user": ["username, email and password are required"]}}, []
+            if name in self.users or any(u["email"] == email for u in self.users.values()):
+                return 400, {"errors": {"user": ["has already been taken"]}}, []
+            self.users[name] = {"id": len(self.users) + 1, "password": password, "email": email, "phone": "",
+                                "bio": "", "role": "customer"}
+            self.tokens[f"tok-{name}"] = name
+            return 201, {"user": {"username": name, "email": email, "token": f"tok-{name}"}}, []
         if path == "/api/products" and method == "GET":
             return 200, PRODUCTS, []
         if path == "/api/me" and method == "GET":

@@ -234,3 +234,20 @@ def test_a_credential_change_of_the_test_identity_writes_its_own_password_back(i
     writes = [r for r in test["requests"] if r["method"] == "PUT"]
     assert writes and all(r["body"] == {"password": "{{ownPassword}}"} and r["optional"] for r in writes)
     assert any(a.get("inconclusive") and "credential change was sent" in a["description"] for a in test["assertions"])
+
+
+def test_a_credential_change_in_an_envelope_writes_the_own_password_back_and_a_registration_is_fresh(identities):
+    """``PUT /api/user {"user": {"email", "password"}}`` changes the test identity's own password: it is
+    written back as ``{{ownPassword}}`` inside the envelope; ``POST /api/users`` with the same envelope is a
+    registration: a fresh user of the test, never the test identity nor the user traffic showed."""
+    identities(BOB)
+    update = endpoint_from_traffic(host=HOST, method="PUT", path="/api/user", authenticated=True,
+                                   body={"user": {"email": "[REDACTED]", "password": "[REDACTED]", "bio": "hi"}})
+    writes = [r for r in test_generate(endpoint=update, template_name="XSS")["test"]["requests"] if r["method"] == "PUT"]
+    assert writes and all(r["body"]["user"]["password"] == "{{ownPassword}}" for r in writes)
+    signup = endpoint_from_traffic(host=HOST, method="POST", path="/api/users", authenticated=False,
+                                   body={"user": {"username": "carol", "email": "[REDACTED]", "password": "[REDACTED]"}})
+    posts = test_generate(endpoint=signup, template_name="XSS")["test"]["requests"]
+    names = {r["body"]["user"]["username"] for r in posts if "payload" not in r}
+    assert names and all(n.startswith("{{uniqueName}}") for n in names), names
+    assert all(r["body"]["user"]["password"] != "{{ownPassword}}" for r in posts)

@@ -373,6 +373,24 @@ def test_a_nested_write_with_the_parent_unknown_names_what_to_configure(articles
     assert not any(r["method"] == "DELETE" for r in app.requests) and 2 in app.comments
 
 
+@pytest.fixture
+def registration(db):
+    """A registration as a POST to the user collection, its fields in an envelope (no "sign-up" in the path)."""
+    return observed("POST", "/api/users", authenticated=False,
+                    body={"user": {"username": "carol", "email": "carol@market.test", "password": "[REDACTED]"}},
+                    response={"user": {"username": "carol", "email": "carol@market.test", "token": "[REDACTED]"}})
+
+
+def test_a_registration_to_the_user_collection_registers_fresh_users(registration, market):
+    app = market()
+    found = run(None, "POST", "/api/users")
+    # The example alone registers a user of the test's own, so the attacks' answers can be judged.
+    assert found["outcomes"]["SQL_INJECTION"] == "PASSED" and found["outcomes"]["XSS"] == "PASSED", found["output"]
+    created = set(app.users) - {"alice", "bob", "carol", "root"}
+    assert len(created) > 3
+    assert app.users["carol"]["password"] == "Carol-pw-3" and app.users["alice"]["password"] == "Alice-pw-1"
+
+
 # --- a weak JWT secret of six digits --------------------------------------------------------------
 
 @pytest.mark.parametrize(("secret", "outcome"), [("384912", "FAILED"), ("k3Qp9-not-a-number-7f2a91c0e", "PASSED")])
