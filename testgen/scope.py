@@ -2,8 +2,9 @@
 
 * The testing environment's ``exclude`` (``[{path, methods?}]``) removes endpoints from every run.
 * An endpoint whose path or traffic shows that it resets, seeds, purges or bulk-deletes shared state
-  (``/createdb``, ``/reset``, ``/api/seed``, ``/flush``, a ``DELETE`` of a whole collection, an answer
-  saying "database populated") is never a target, nor a read-back, unless ``allowDestructive`` names it.
+  (``/createdb``, ``/reset``, ``/api/seed``, ``/flush``, a ``DELETE`` of a whole collection — not of the
+  caller's relation to one object such as ``/articles/{slug}/favorite`` —, an answer saying "database
+  populated") is never a target, nor a read-back, unless ``allowDestructive`` names it.
 
 A pattern's ``path`` is compared segment by segment with the endpoint's path pattern: a ``{name}``
 segment or ``*`` matches any one segment, ``**`` (last) any number of segments, and a literal segment
@@ -61,13 +62,23 @@ def destructive_reason(path: str, method: str, answers: Iterable[str] = (), quer
         if not segment_is_parameter(segment) and _RESET_SEGMENT.match(_compact(segment)) and not credential_flow:
             return f"its path ('{segment}') resets or seeds shared state"
     if method == "DELETE" and segments and not segment_is_parameter(segments[-1]) and \
-            not any(_ID_QUERY.search(name) for name in query) and not re.fullmatch(r"(me|self|my|current|session|sessions|logout|token|tokens|cookie|cookies)",
-                             segments[-1].lower()):
+            not any(_ID_QUERY.search(name) for name in query) and not re.fullmatch(
+                r"(me|self|my|current|session|sessions|logout|token|tokens|cookie|cookies)", segments[-1].lower()) \
+            and not relation(segments):
         return "a DELETE of a whole collection (bulk delete)"
     for answer in answers:
         if answer and _RESET_ANSWER.search(answer[:2000]):
             return "its answers in traffic say it resets or seeds shared state"
     return None
+
+
+def relation(segments: list[str]) -> bool:
+    """A singular word after an object (``/articles/{slug}/favorite``, ``/profiles/{name}/follow``,
+    ``/posts/{id}/like``): the caller's relation to that one object, undone by a DELETE — no collection
+    (``/articles/{slug}/comments``, plural, stays a bulk delete)."""
+    last = segments[-1].lower()
+    return len(segments) >= 2 and segment_is_parameter(segments[-2]) and last.isalpha() \
+        and (not last.endswith("s") or last.endswith("ss"))
 
 
 def pattern_matches(pattern: dict, method: str, path: str) -> bool:

@@ -42,6 +42,8 @@ administrator). ``Authorization: Bearer tok-<name>``, or a ``sid`` cookie from `
   anyone's.
 * ``POST /api/users`` ``{"user": {username, email, password}}``: a registration (anyone); a user name or
   email already taken is ``400``.
+* ``POST /api/products/{id}/favorite``: the caller favourites a product; ``DELETE`` the same path undoes
+  it. Favouriting twice, or undoing a favourite that is not there, is ``400``.
 * ``GET /api/reset-db``: puts every record back as seeded (counted in ``resets``).
 """
 from __future__ import annotations
@@ -94,6 +96,7 @@ class MarketApp:
         self.notes = dict(NOTES)
         self.order_notes: dict[int, str] = {}
         self.articles = dict(ARTICLES)
+        self.favorites: set[tuple[str, int]] = set()
         self.comments = dict(COMMENTS)
 
     # --- plumbing ----------------------------------------------------------------------
@@ -204,6 +207,14 @@ class MarketApp:
                          for i, (slug, author, text) in sorted(self.comments.items()) if slug == parts[2]], []
         if caller is None and path != "/api/wallet":
             return 401, {"error": "authentication required"}, []
+        if len(parts) == 4 and parts[:2] == ["api", "products"] and parts[3] == "favorite":
+            product = int(parts[2]) if parts[2].isdigit() else None
+            if product not in {p["id"] for p in PRODUCTS}:
+                return 404, {"error": "no such product"}, []
+            if (method == "POST") == ((caller, product) in self.favorites):
+                return 400, {"error": "already favourited" if method == "POST" else "not favourited"}, []
+            (self.favorites.add if method == "POST" else self.favorites.discard)((caller, product))
+            return 200, {"product": product, "favorited": method == "POST"}, []
         if len(parts) >= 3 and parts[:2] == ["api", "articles"] and method in ("POST", "DELETE"):
             return self._articles(parts, method, body, caller)
         if len(parts) == 3 and parts[:2] == ["api", "orders"] and method == "GET":

@@ -391,6 +391,25 @@ def test_a_registration_to_the_user_collection_registers_fresh_users(registratio
     assert app.users["carol"]["password"] == "Carol-pw-3" and app.users["alice"]["password"] == "Alice-pw-1"
 
 
+@pytest.fixture
+def favorites(db):
+    observed("POST", "/api/products/{param1}/favorite", paths=["/api/products/2/favorite"],
+             response={"product": 2, "favorited": True})
+    observed("DELETE", "/api/products/{param1}/favorite", paths=["/api/products/2/favorite"],
+             response={"product": 2, "favorited": False})
+
+
+def test_a_relation_the_post_sets_is_undone_before_each_send_of_the_example(favorites, market):
+    """Favouriting twice is refused: each send of the example is preceded by its DELETE (the own
+    object's), so the injection tests' controls are accepted; the DELETE is no bulk delete and is tested."""
+    app = market(env={"objectIds": {"product": "1"}})
+    found = run(None, "POST", "/api/products/{param1}/favorite")
+    assert {"SQL_INJECTION": "PASSED", "RATE_LIMIT": "PASSED"}.items() <= found["outcomes"].items(), found["output"]
+    assert {r["path"] for r in app.requests if r["method"] == "DELETE"} == {"/api/products/1/favorite"}
+    undo = run("SQL_INJECTION", "DELETE", "/api/products/{param1}/favorite")
+    assert undo["outcomes"] == {"SQL_INJECTION": "PASSED"}, undo["output"]  # tested, not excluded as a bulk delete
+
+
 # --- a weak JWT secret of six digits --------------------------------------------------------------
 
 @pytest.mark.parametrize(("secret", "outcome"), [("384912", "FAILED"), ("k3Qp9-not-a-number-7f2a91c0e", "PASSED")])
