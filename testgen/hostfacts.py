@@ -72,7 +72,6 @@ class HostFacts:
         self._values: dict[str, Counter] | None = None
         self._items: dict[tuple, list[str]] = {}
         self._host_name = ""
-        self._routes: set[tuple[str, str]] | None = None
         self.exclude: tuple = ()  # the environment's exclude patterns: never read back through those
 
     def _load(self) -> None:
@@ -131,18 +130,6 @@ class HostFacts:
 
         return {path: read for path, read in (self._reads or {}).items()
                 if not any(pattern_matches(x, "GET", path) for x in self.exclude)}
-
-    def has_route(self, method: str, path: str) -> bool:
-        """Whether the host has the endpoint ``method path`` (a pattern), not excluded by the environment."""
-        if self._routes is None:
-            from inventory.models import Endpoint
-
-            self._routes = set(Endpoint.objects.filter(host_id=self.host_id).values_list("method", "path"))
-        if (method, path) not in self._routes:
-            return False
-        from .scope import pattern_matches
-
-        return not any(pattern_matches(x, method, path) for x in self.exclude)
 
     @property
     def login(self) -> LoginRoute | None:

@@ -132,8 +132,6 @@ class SecurityTemplate:
                 description="Every write was sent to an object of the test identity's own")]
         if profile.own_user_id and OWN_USER_ID in json.dumps(requests):
             requests, assertions = _with_own_user_read(profile, requests, assertions)
-        if self.name in UNDONE and undo_route(profile):
-            requests, assertions = _with_undo(requests, assertions)
         if credential_change(profile) and self.name != "BOLA":
             # Sent only when the test identity's password is known (its login recipe): it is written back unchanged.
             requests = [{**r, "optional": True} if OWN_PASSWORD in json.dumps(r.get("body")) else r for r in requests]
@@ -161,62 +159,26 @@ class SecurityTemplate:
 
 _RESPONSE_INDEX = re.compile(r"(\{\{\s*responses\[)(\d+)(\])")
 _INDEX_KEYS = ("request", "onlyIfAccepted", "onlyIfLoggedIn")
-# Templates whose control is the example request itself (sent again and again): a relation the POST sets
-# (a favourite, a follow) is undone before each send, or every send after the first is refused.
-UNDONE = ("SQL_INJECTION", "XSS", "MASS_ASSIGNMENT", "RATE_LIMIT")
 
 
-def _shifted(value: Any, by: int | dict[int, int]) -> Any:
-    """A copy of requests or assertions with every request index moved by ``by`` (or mapped by it:
-    old index to new) (``{{responses[i]…}}``, ``request``, ``onlyIfAccepted``, ``onlyIfLoggedIn``,
-    ``onlyIfStatus.request``)."""
-    move = (lambda i: by.get(i, i)) if isinstance(by, dict) else (lambda i: i + by)
+def _shifted(value: Any, by: int) -> Any:
+    """A copy of requests or assertions with every request index moved by ``by`` (``{{responses[i]…}}``,
+    ``request``, ``onlyIfAccepted``, ``onlyIfLoggedIn``, ``onlyIfStatus.request``)."""
     if isinstance(value, str):
-        return _RESPONSE_INDEX.sub(lambda m: f"{m.group(1)}{move(int(m.group(2)))}{m.group(3)}", value)
+        return _RESPONSE_INDEX.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + by}{m.group(3)}", value)
     if isinstance(value, list):
         return [_shifted(v, by) for v in value]
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
             if key in _INDEX_KEYS and isinstance(item, int) and not isinstance(item, bool):
-                out[key] = move(item)
+                out[key] = item + by
             elif key == "request" and isinstance(item, list):
-                out[key] = [move(i) for i in item]
+                out[key] = [i + by for i in item]
             else:
                 out[key] = _shifted(item, by)
         return out
     return value
-
-
-def undo_route(profile: EndpointProfile) -> bool:
-    """Whether the endpoint is a POST setting the caller's relation to one object (``/articles/{slug}/favorite``,
-    ``/profiles/{name}/follow``: testgen/scope.py) that the host's DELETE of the same path undoes."""
-    from ..scope import relation
-
-    return profile.method == "POST" and profile.facts is not None and relation(path_segments(profile.path)) \
-        and profile.facts.has_route("DELETE", profile.path)
-
-
-def _with_undo(requests: list[dict], assertions: list[dict]) -> tuple[list[dict], list[dict]]:
-    """Every send of the example request (the first POST's URL: the test identity's own object) preceded
-    by its DELETE, so each starts from the same state; the DELETE is sent under the same conditions and
-    judged by nothing."""
-    first = next((r for r in requests if r.get("method") == "POST"), None)
-    if first is None:
-        return requests, assertions
-    out: list[dict] = []
-    mapping: dict[int, int] = {}
-    for index, request in enumerate(requests):
-        if request.get("method") == "POST" and request.get("url") == first["url"]:
-            out.append({"description": "Undo the relation the example sets (its DELETE, on the test identity's "
-                                       "own object), so this send starts from the same state",
-                        "method": "DELETE", "url": first["url"],
-                        **({"headers": request["headers"]} if request.get("headers") else {}),
-                        **{k: request[k] for k in ("skip", "optional", "skipIfEquals", "onlyIfAccepted",
-                                                   "onlyIfLoggedIn") if k in request}})
-        mapping[index] = len(out)
-        out.append(request)
-    return _shifted(out, mapping), _shifted(assertions, mapping)
 
 
 def _with_own_user_read(profile: EndpointProfile, requests: list[dict], assertions: list[dict]):
