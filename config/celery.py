@@ -67,6 +67,9 @@ def _freeze_before_fork(**kwargs) -> None:  # noqa: ARG001
     app.loader.import_default_modules()
     for name in _IMPORTED_BY_TASKS:
         importlib.import_module(name)
+    from inventory.patterns.words import dictionary_load
+
+    dictionary_load()  # learning's word list (~10 MB): shared by the children, not one copy each
     gc.freeze()
 
 

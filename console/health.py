@@ -103,7 +103,8 @@ def _sources(client, hour: dict, day: dict) -> list[Source]:
 
 def _analysis(totals: dict) -> dict:
     return {name: totals.get(f"{counters.ANALYSIS}\x1e{name}", 0) for name in ("analysed", "skipped",
-                                                                                  "failed_batches")}
+                                                                                  "failed_batches",
+                                                                                  *counters.MARKER_KINDS)}
 
 
 def health_read(*, ask_workers: bool = True) -> Health:

@@ -202,7 +202,7 @@ def traces_ingest_now(*, traces: list, processed: bool = False, received_at=None
     from .pipeline import batch_analyze
 
     batch = IngestBatch.objects.create(
-        kind=IngestBatch.Kind.PROCESSED if processed else IngestBatch.Kind.RAW, traces=traces_stage(traces) or traces,
+        kind=IngestBatch.Kind.PROCESSED if processed else IngestBatch.Kind.RAW, traces=traces_stage(traces, received_at) or traces,
         num_traces=len(traces), received_at=received_at or timezone.now(),
     )
     batch_analyze(batch_id=batch.id)

@@ -15,7 +15,7 @@ from inventory.patterns.segments import path_segments, segment_has_parameter
 
 from .classes import UNCLASSIFIED_HEADERS, ClassConfig
 from .channel import own_channel_classes
-from .credentials import is_basic_auth, names_have_credentials, request_has_credentials
+from .credentials import is_basic_auth, names_have_credentials, request_has_credentials, route_credential_params
 from .fields import (
     GRAPHQL_QUERY_PARAMS,
     Leaf,
@@ -135,7 +135,7 @@ def trace_analyze(
     resp_ct = media_type(trace.header("content-type", response=True))
 
     # Credentials (before any redaction).
-    result.has_credentials = request_has_credentials(trace.req_headers, trace.query)
+    result.has_credentials = request_has_credentials(trace.req_headers, trace.query, trace.credential_cookies)
     result.basic_auth = is_basic_auth(trace.header("authorization")) or trace.auth_type == "basic"
 
     # Path parameters: detection only (no data field), for the path-parameter alert and redaction.
@@ -210,6 +210,8 @@ def trace_analyze(
 
     if trace.staged and analyse_request:
         _staged_observations(trace, result, detections.config, false_positives)
+    if analyse_request and trace.query:
+        _route_credentials(trace, result, detections.config, false_positives)
     if trace.processed is not None:
         _processed_observations(trace, result, detections.config, false_positives, analyse_request)
     return result
@@ -223,6 +225,19 @@ def _staged_observations(trace: Trace, result: TraceResult, config: ClassConfig,
         classes = config.normalize(names) - false_positives.get(key, set())
         if obs is not None and classes:
             obs.classes.update(classes)
+            result.sensitive.add(key)
+
+
+def _route_credentials(trace: Trace, result: TraceResult, config: ClassConfig, false_positives) -> None:
+    """Passwords in the URL recognised by route context and value shape (``credentials.route_credential_params``:
+    ``/account/password?old=…&new=…``): the ``password`` class on those query parameters (DECISIONS §5)."""
+    if "password" not in config.enabled:
+        return
+    for name in route_credential_params(trace.path, trace.query):
+        key = (DataSection.REQUEST_QUERY, name)
+        obs = result.fields.get(key)
+        if obs is not None and "password" not in false_positives.get(key, ()):
+            obs.classes.add("password")
             result.sensitive.add(key)
 
 

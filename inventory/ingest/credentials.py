@@ -34,23 +34,38 @@ from urllib.parse import unquote
 
 REDACTED = "[REDACTED]"
 
+# Where the names below come from: the OWASP cheat sheets (Session Management: the frameworks'
+# session-id names; Authentication, Password Storage, Multifactor Authentication, Secrets Management),
+# RFC 6749 / 6750 / 7636 / 7523 (OAuth 2.0: access_token, code, code_verifier, client_secret,
+# client_assertion, assertion, refresh_token, id_token), OAuth 1.0a (oauth_token, oauth_verifier,
+# oauth_signature), SAML 2.0 bindings (SAMLResponse), CAS (ticket), RFC 6238 / 4226 (TOTP/HOTP
+# secrets and seeds), BIP-39 wallets (mnemonic, seed phrase), and the vendors' own documentation for
+# signed URLs (AWS SigV4 X-Amz-Signature / X-Amz-Security-Token, Azure SAS sig, CloudFront Signature).
+
 # Headers that authenticate a request (the credential channel; compared on credential_key).
+# ``Authentication`` is not standard HTTP, but APIs use it in place of Authorization.
 AUTH_HEADERS = frozenset({
-    "authorization", "proxy-authorization", "cookie",
+    "authorization", "proxy-authorization", "authentication", "cookie",
     "x-api-key", "api-key", "apikey", "x-apikey", "x-auth-token", "x-access-token", "x-token",
     "x-session-token", "x-amz-security-token", "x-goog-api-key", "ocp-apim-subscription-key", "x-key",
 })
 # Query parameters that authenticate a request (the credential channel; compared on credential_key).
 AUTH_QUERY_PARAMS = frozenset({
     "api_key", "apikey", "api-key", "key", "access_token", "token", "auth", "auth_token", "session_token",
-    "x-api-key", "client_secret", "sig", "signature",
+    "x-api-key", "client_secret", "sig", "signature", "authkey", "auth_key", "sid", "session", "sessionid",
+    "session_id", "jwt", "oauth_token", "x-amz-security-token", "x-amz-signature",
 })
 # Query parameters redacted that do not authenticate the request itself: the OAuth authorization
-# code (``?code=``, exchanged for a token) would otherwise count a callback as authenticated.
-REDACTED_ONLY_QUERY_PARAMS = frozenset({"code"})
+# code (``?code=``, exchanged for a token) would otherwise count a callback as authenticated; CAS
+# service tickets and SAML assertions are exchanged likewise; OAuth 1.0a verifiers, PKCE verifiers.
+REDACTED_ONLY_QUERY_PARAMS = frozenset({"code", "ticket", "samlresponse", "samlart", "oauth_verifier",
+                                        "code_verifier", "client_assertion", "assertion", "id_token",
+                                        "refresh_token", "logintoken"})
+# Headers redacted that do not authenticate the request: the test-run marker (DECISIONS §8).
+REDACTED_ONLY_HEADERS = frozenset({"x-apiscope-test"})
 # Headers of the form "<scheme> <credentials>": redaction keeps a known scheme word
 # (``Bearer [REDACTED]``), so Basic authentication and the header's shape stay known.
-SCHEME_HEADERS = frozenset({"authorization", "proxy-authorization"})
+SCHEME_HEADERS = frozenset({"authorization", "proxy-authorization", "authentication"})
 AUTH_SCHEMES = frozenset({
     "basic", "bearer", "digest", "negotiate", "ntlm", "token", "hoba", "mutual", "oauth", "dpop", "hawk",
     "jwt", "apikey", "api-key", "aws4-hmac-sha256", "scram-sha-1", "scram-sha-256", "vapid", "gnap",
@@ -59,10 +74,16 @@ AUTH_SCHEMES = frozenset({
 # Field names (JSON keys, form and query names, GraphQL arguments) whose values are credentials.
 # Compared on the compact name (:func:`_compact`): case-folded, "-", "_", "." and spaces removed.
 _CREDENTIAL_WORDS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey",
-                     "privatekey", "credential", "authorization", "sessionid", "cookie", "signature")
+                     "privatekey", "credential", "authorization", "authentication", "sessionid", "cookie",
+                     "signature", "mnemonic", "seedphrase", "seedwords", "recoverycode", "recoveryphrase",
+                     "recoverykey", "backupcode", "totpseed", "totpkey", "otpseed", "otpkey", "mfaseed",
+                     "securityanswer", "samlresponse")
 # Ordinary words containing a credential word: removed before the word test (``tokenizer``, ``secretary``).
 _BENIGN_WORDS = ("tokeniz", "tokenis", "secretar")
-_CREDENTIAL_EXACT = frozenset({"pwd", "pw", "pass", "passcode", "otp", "pin", "cvv", "cvc", "sig", "auth", "hmac"})
+# (``sid``, ``ticket``, ``session`` are credentials in a URL's query, where they are listed above; in a
+# body they are usually ids and objects: Twilio's ``sid``, a help desk's ``ticket``.)
+_CREDENTIAL_EXACT = frozenset({"pwd", "pw", "pass", "passcode", "otp", "pin", "cvv", "cvc", "sig", "auth", "hmac",
+                               "totp", "hotp", "authkey"})
 # After an ``x`` extension prefix (``X-Key``, ``xKey``, ``X-Pass``) these are credentials too; a bare
 # ``key`` field is usually a dictionary key and is not.
 _X_EXACT = _CREDENTIAL_EXACT | {"key"}
@@ -71,7 +92,8 @@ _HEADER_TOKENS = frozenset({"key", "auth", "session", "jwt"})
 # Every credential name (compact) contains one of these: a text without any (lower-cased, ASCII,
 # no escapes) holds no credential name, so the field walk and the named patterns can be skipped.
 CREDENTIAL_HINTS = ("pass", "pw", "secret", "token", "key", "credential", "auth", "session", "cookie", "sig",
-                    "otp", "pin", "cvv", "cvc", "hmac")
+                    "otp", "pin", "cvv", "cvc", "hmac", "sid", "ticket", "mnemonic", "seed", "recovery", "backupcode",
+                    "saml", "answer")
 _SEPARATORS = str.maketrans("", "", "-_. ")
 # ``key[]``, ``key[0]`` → ``key``; ``user[password]`` → ``password`` (form and query array syntax).
 _BRACKETS = re.compile(r"^(.*?)\[([^\[\]]{0,64})\]$")
@@ -110,9 +132,31 @@ def may_hold_credential_names(text: str) -> bool:
     return any(hint in lowered for hint in CREDENTIAL_HINTS)
 
 
+# Header-name token sets (split on "-"/"_") that name an authentication header beyond the fixed list:
+# ``Authorization-Token``, ``X-Authorization``, ``X-Authentication``, ``X-Custom-Auth-Token``,
+# ``X-Tenant-Api-Key``, ``X-User-Access-Token``, ``Session-Token``, ``X-Id-Token``.
+_AUTH_HEADER_TOKEN_SETS = (
+    frozenset({"authorization"}), frozenset({"authentication"}), frozenset({"auth", "token"}),
+    frozenset({"auth", "key"}), frozenset({"access", "token"}), frozenset({"api", "key"}), frozenset({"apikey"}),
+    frozenset({"session", "token"}), frozenset({"id", "token"}), frozenset({"bearer"}),
+)
+# Anti-forgery headers are held by anonymous visitors as well: never authentication.
+_NOT_AUTH_HEADER_TOKENS = frozenset({"csrf", "xsrf"})
+
+
+@lru_cache(maxsize=8192)
 def is_auth_header(name: str) -> bool:
-    """A header of the credential channel (``AUTH_HEADERS``)."""
-    return credential_key(name) in AUTH_HEADERS
+    """A header of the credential channel: ``AUTH_HEADERS``, or a custom header whose name says it
+    carries the request's credential (``Authorization-Token``, ``X-Authentication``,
+    ``X-Custom-Auth-Token``, ``X-Tenant-Api-Key``). Anti-forgery headers (``X-CSRF-Token``) and
+    headers that merely mention a session or a key (``X-Session-Id``, ``Idempotency-Key``) are not."""
+    key = credential_key(name)
+    if key in AUTH_HEADERS:
+        return True
+    tokens = frozenset(key.replace("_", "-").split("-"))
+    if tokens & _NOT_AUTH_HEADER_TOKENS:
+        return False
+    return any(wanted <= tokens for wanted in _AUTH_HEADER_TOKEN_SETS)
 
 
 def is_auth_param(name: str) -> bool:
@@ -128,7 +172,7 @@ def is_credential_header(name: str) -> bool:
     ``jwt`` token (``X-Key``, ``X-Auth-User``, ``Idempotency-Key``). ``X-Client-Id``, ``X-Author``,
     ``X-Keyword`` are not. Only ``AUTH_HEADERS`` counts as authentication."""
     key = credential_key(name)
-    if key in AUTH_HEADERS or is_credential_name(key):
+    if key in AUTH_HEADERS or key in REDACTED_ONLY_HEADERS or is_credential_name(key):
         return True
     return any(token in _HEADER_TOKENS for token in key.replace("_", "-").split("-"))
 
@@ -158,18 +202,27 @@ def is_credential_param(name: str) -> bool:
 
 def credential_redact(name: str, value: str) -> str:
     """The redacted form of a credential header's value: ``Bearer [REDACTED]`` for a known scheme
-    in an Authorization-type header, else ``[REDACTED]``. Idempotent."""
-    if credential_key(name) in SCHEME_HEADERS:
+    in an Authorization-type header; a ``Cookie`` header keeps its cookies' names
+    (``lang=[REDACTED]; sessionid=[REDACTED]``, DECISIONS §4); else ``[REDACTED]``. Idempotent."""
+    key = credential_key(name)
+    if key == "cookie":
+        return cookie_redact(value)
+    if key in SCHEME_HEADERS:
         word, sep, rest = value.strip().partition(" ")
         if sep and rest.strip() and word.lower() in AUTH_SCHEMES:
             return f"{word} {REDACTED}"
     return REDACTED
 
 
-def request_has_credentials(headers: list[tuple[str, str]], query: list[tuple[str, str]]) -> bool:
-    """An ``Authorization`` header, a cookie, an API-key header or an API-key query parameter."""
+def request_has_credentials(headers: list[tuple[str, str]], query: list[tuple[str, str]],
+                            credential_cookies: frozenset | set | tuple = ()) -> bool:
+    """An ``Authorization`` header, a credential cookie (:func:`cookie_header_has_credential`;
+    ``credential_cookies``: names found credentials by their values before redaction), an API-key
+    header or an API-key query parameter. Consent, language or analytics cookies alone are none."""
     for name, value in headers:
         if value and is_auth_header(name):
+            if credential_key(name) == "cookie" and not cookie_header_has_credential(value, credential_cookies):
+                continue
             return True
     for name, value in query:
         if value and is_auth_param(name):
@@ -341,6 +394,15 @@ def cookie_pairs(header: str) -> list[tuple[str, str]] | None:
     return pairs
 
 
+def cookie_redact(header: str) -> str:
+    """A ``Cookie`` header with every value redacted and the names kept (``a=[REDACTED]; b=[REDACTED]``);
+    ``[REDACTED]`` when it is not ``name=value`` pairs. Idempotent."""
+    pairs = cookie_pairs(header)
+    if not pairs:
+        return REDACTED
+    return "; ".join(f"{name}={REDACTED}" for name, _ in pairs)
+
+
 def cookie_header_credentials(header: str) -> list[str] | None:
     """The names of the credential cookies in a ``Cookie`` header (:func:`is_credential_cookie`), or None
     when the header cannot be read as cookies (then it is taken as a credential, as before names were
@@ -457,3 +519,85 @@ def _scrub(text: str) -> tuple[str, bool]:
             changed = True
             text = new
     return text, changed
+
+
+# --------------------------------------------------------------------------- credentials by route context
+# A route that takes a credential in its URL: changing or resetting a password, logging in, verifying a
+# PIN or one-time code. On such a route a query parameter with a neutral name (``old``, ``new``, ``p``)
+# holding a password-shaped value is a password (DECISIONS §5: a password in the URL is data).
+_CREDENTIAL_ROUTE = re.compile(
+    r"(?:^|[/_.\-])(?:pass(?:word|wd)?s?|pwd|passcode|passphrase|log-?in|sign-?in|sign-?on|authenticate|"
+    r"credentials?|reset|change-?pass(?:word)?|set-?pass(?:word)?|pin|otp|mfa|2fa|totp|unlock)(?:$|[/_.\-])",
+    re.IGNORECASE)
+# Names that are never the credential on such a route: who, where to go, how to answer.
+_ROUTE_NEUTRAL_NAMES = frozenset(
+    "user username userid user_id login email mail name account id uid lang locale format callback redirect "
+    "redirect_uri redirecturl returnurl return_to returnto next continue state nonce scope response_type client_id "
+    "page limit offset sort order fields expand include q query search t ts timestamp time v version".split())
+_NOT_PASSWORD_VALUE = re.compile(
+    r"^(?:\d{1,3}|true|false|yes|no|on|off|null|none|json|xml|html|[a-z]{2}(?:[-_][A-Za-z]{2})?"
+    r"|\d{4}-\d{2}-\d{2}.*|[^@\s]+@[^@\s]+\.[^@\s]+|https?://.*)$", re.IGNORECASE)
+
+
+def is_credential_route(path: str) -> bool:
+    """A route whose requests carry a credential (password change or reset, login, PIN, one-time code)."""
+    return bool(path) and _CREDENTIAL_ROUTE.search(path.split("?", 1)[0]) is not None
+
+
+def is_password_shaped(value: str) -> bool:
+    """A value that can be a password: 4 to 128 characters without spaces, not a small number, a flag,
+    a format or language word, a date, an e-mail or a URL, and not ``[REDACTED]``."""
+    value = value.strip()
+    return (4 <= len(value) <= 128 and " " not in value and value != REDACTED
+            and _NOT_PASSWORD_VALUE.match(value) is None)
+
+
+def route_credential_params(path: str, query) -> list[str]:
+    """The query parameters of a request that are credentials by route context and value shape: on a
+    credential route (:func:`is_credential_route`), parameters not named like anything else
+    (:data:`_ROUTE_NEUTRAL_NAMES`) whose value is password-shaped (:func:`is_password_shaped`).
+    Parameters named like credentials are found by name already (:func:`is_credential_param`)."""
+    if not query or not is_credential_route(path):
+        return []
+    found = []
+    for name, value in query:
+        key = credential_key(name)
+        if value and key not in _ROUTE_NEUTRAL_NAMES and not is_credential_param(name) and is_password_shaped(
+                str(value)):
+            found.append(name)
+    return found
+
+
+# A query string inside a header value or any text: ``…?code=abc&token=xyz#frag`` (bounded, linear).
+_URL_QUERY_PAIR = re.compile(r"([?&#;])([^=&#?\s;,\"'<>]{1,128})=([^&#\s;,\"'<>]{0,4096})")
+
+
+def url_credentials_redact(text: str) -> tuple[str, bool]:
+    """``text`` (a header value such as ``Location``, ``Referer`` or ``Link``, a string in a body) with the
+    values of credential query parameters of the URLs in it redacted (:func:`is_credential_param`:
+    ``?code=…&token=…``, ``access_token`` in a fragment), and URL userinfo passwords and known token
+    shapes scrubbed (:func:`scrub_text`). Returns (text, changed)."""
+    changed = False
+    if "=" in text and any(mark in text for mark in "?#&;"):
+        def pair(match: re.Match) -> str:
+            nonlocal changed
+            if match.group(3) and match.group(3) != REDACTED and is_credential_param(match.group(2)):
+                changed = True
+                return f"{match.group(1)}{match.group(2)}={REDACTED}"
+            return match.group(0)
+
+        text = _URL_QUERY_PAIR.sub(pair, text)
+    scrubbed, more = scrub_text(text)
+    return scrubbed, changed or more
+
+
+def may_hold_secret_text(value: str) -> bool:
+    """Cheap test: a string that may hold a credential inside free text (a ``key=value``, a URL with
+    userinfo or a credential parameter, a Bearer token, a JWT, a known key prefix)."""
+    if len(value) < 8:
+        return False
+    if "://" in value and ("@" in value or "?" in value):
+        return True
+    if "eyJ" in value or "earer " in value or "AKIA" in value or "sk_live_" in value or "ghp_" in value:
+        return True
+    return ("=" in value or ":" in value) and may_hold_credential_names(value)

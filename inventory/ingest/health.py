@@ -112,6 +112,15 @@ def analysis_recorded(*, analysed: int = 0, skipped: int = 0, failed_batches: in
     _write(counts)
 
 
+MARKER_KINDS = ("test_traffic", "forged_markers")
+
+
+def markers_recorded(*, test: int = 0, forged: int = 0) -> None:
+    """Traces of security-test runs kept out of the inventory (a verified ``X-Apiscope-Test``), and
+    traces whose marker did not verify (forged or stale: analysed as ordinary traffic). DECISIONS §8."""
+    _write({f"{ANALYSIS}\x1etest_traffic": test, f"{ANALYSIS}\x1eforged_markers": forged})
+
+
 def beat_seen() -> None:
     client = redis_client()
     if client is not None:

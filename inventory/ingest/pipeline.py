@@ -37,6 +37,7 @@ from webhooks.services.fan_out import alerts_fan_out
 
 from .analysis import Detections, TraceResult, trace_analyze
 from .classes import class_config_load
+from .health import markers_recorded
 from .store import (
     EndpointRow,
     FieldState,
@@ -48,6 +49,7 @@ from .store import (
     trace_rows,
     traces_store,
 )
+from .staging import MARKER_TEST
 from .traces import METHODS, Trace, trace_from_agent
 
 logger = logging.getLogger(__name__)
@@ -75,6 +77,10 @@ class Outcome:
     # of the rows ({source: {"analysed": n, "skipped": n}}), for ingestion health.
     by_group: list = field(default_factory=list)
     by_source: dict = field(default_factory=dict)
+    # Traces of a security-test run (a verified X-Apiscope-Test marker, DECISIONS §8): counted among the
+    # skipped, kept out of the inventory; and traces whose marker did not verify (analysed as usual).
+    test_traffic: int = 0
+    forged_markers: int = 0
 
 
 # ---------------------------------------------------------------- entry points
@@ -227,9 +233,18 @@ def traces_analyze_batches(groups: list[tuple[list, datetime]], *, processed: bo
             if not trace.host or trace.method not in METHODS:
                 counts[1] += 1
                 continue
+            if trace.marker is not None:  # the test-run marker, judged at acceptance (staging.py)
+                if trace.marker == MARKER_TEST:
+                    outcome.test_traffic += 1
+                    counts[1] += 1
+                    continue
+                outcome.forged_markers += 1
             traces.append(trace)
             group_of[id(trace)] = counts
     outcome.skipped = sum(skipped for _, skipped in outcome.by_group)
+    if outcome.test_traffic or outcome.forged_markers:
+        # Counted now (Redis, not the transaction): an analysis retried after a failure counts them again.
+        markers_recorded(test=outcome.test_traffic, forged=outcome.forged_markers)
     clock.lap("read")
     if not traces:
         return outcome

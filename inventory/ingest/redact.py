@@ -36,7 +36,10 @@ from .credentials import (
     is_credential_name,
     is_credential_param,
     may_hold_credential_names,
+    may_hold_secret_text,
+    route_credential_params,
     scrub_text,
+    url_credentials_redact,
 )
 from .fields import MAX_PARSED_DEPTH, nested_deeper_than
 
@@ -63,11 +66,15 @@ class _Redactor:
     section is sensitive.
     """
 
-    def __init__(self, sensitive: set[tuple[str, str]], section: str, full_capture: bool, depth: int = 0):
+    def __init__(self, sensitive: set[tuple[str, str]], section: str, full_capture: bool, depth: int = 0,
+                 graphql: bool = False):
         self.sensitive = {path for sec, path in sensitive if sec == section} if not full_capture else set()
         self.track = bool(self.sensitive)
         self.changed = False
         self.depth = depth
+        # A GraphQL request's document (``query``) is redacted by its own rules (its arguments and the
+        # variables they take), not scrubbed as text.
+        self.graphql = graphql
 
     def walk(self, node: object, path: str) -> object:
         if isinstance(node, dict):
@@ -75,13 +82,15 @@ class _Redactor:
                 if is_credential_name(key) and value not in (None, "", [], {}):
                     node[key] = REDACTED
                     self.changed = True
-                elif self.track or isinstance(value, (dict, list)) or _maybe_json(value):
+                elif self.graphql and key == "query" and path in ("", "[]") and value.__class__ is str:
+                    continue
+                elif self.track or isinstance(value, (dict, list)) or _maybe_json(value) or _maybe_text(value):
                     node[key] = self.walk(value, f"{path}.{key}" if path else key)
             return node
         if isinstance(node, list):
             child_path = f"{path}[]"
             for index, item in enumerate(node):
-                if self.track or isinstance(item, (dict, list)) or _maybe_json(item):
+                if self.track or isinstance(item, (dict, list)) or _maybe_json(item) or _maybe_text(item):
                     node[index] = self.walk(item, child_path)
             return node
         if self.track and path in self.sensitive and node is not None and not isinstance(node, bool):
@@ -89,6 +98,13 @@ class _Redactor:
             return REDACTED
         if _maybe_json(node) and self.depth < MAX_NESTED_JSON:
             return self.nested(node)
+        if _maybe_text(node):
+            # Credentials inside a string: ``password=…`` in a log line, ``postgres://user:PASS@…``,
+            # ``?code=…&token=…`` in a URL, a Bearer token or a JWT.
+            new, changed = url_credentials_redact(node)
+            if changed:
+                self.changed = True
+                return new
         return node
 
     def nested(self, text: str) -> str:
@@ -117,6 +133,11 @@ def _maybe_json(value: object) -> bool:
             and may_hold_credential_names(value))  # type: ignore[arg-type]
 
 
+def _maybe_text(value: object) -> bool:
+    """A string that may hold a credential inside its text (cheap tests only)."""
+    return value.__class__ is str and may_hold_secret_text(value)  # type: ignore[arg-type]
+
+
 def _cap(text: str) -> str:
     return text if len(text) <= MAX_STORED_BODY else text[:MAX_STORED_BODY] + "…[truncated]"
 
@@ -126,9 +147,10 @@ def _body(kind: str, parsed: object, original: str, *, section: str, result: Tra
     if kind == "empty":
         return original, False
     if kind == "json":
-        if not may_hold_credential_names(original) and (full_capture or not _has_sensitive(result, section)):
+        if not may_hold_credential_names(original) and not may_hold_secret_text(original) and (
+                full_capture or not _has_sensitive(result, section)):
             return _cap(original), False  # nothing to replace: skip the walk
-        redactor = _Redactor(result.sensitive, section, full_capture)
+        redactor = _Redactor(result.sensitive, section, full_capture, graphql=graphql_request)
         if graphql_op and isinstance(parsed, dict) and isinstance(parsed.get("data"), dict):
             # Response fields were recorded under the operation type (query.user.email).
             data = redactor.walk(parsed["data"], graphql_op)
@@ -244,10 +266,15 @@ def trace_redact(result: TraceResult, *, full_capture: bool) -> dict:
         redacted = True
 
     query_sensitive = {p for s, p in result.sensitive if s == DataSection.REQUEST_QUERY} if not full_capture else set()
+    # Credentials by route context (a password under a neutral name on a password-change route).
+    route_secrets = set(route_credential_params(trace.path, trace.query))
     params = []
     for name, value in trace.query:
-        if (is_credential_param(name) and value) or name in query_sensitive:
+        if (is_credential_param(name) and value) or name in query_sensitive or name in route_secrets:
             value, redacted = REDACTED, True
+        elif value and may_hold_secret_text(value):
+            value, changed = url_credentials_redact(value)
+            redacted = redacted or changed
         params.append({"name": name, "value": value})
 
     def headers(pairs, section):
@@ -259,6 +286,10 @@ def trace_redact(result: TraceResult, *, full_capture: bool) -> dict:
                 value, redacted = credential_redact(name, value), True
             elif name.lower() in sensitive:
                 value, redacted = REDACTED, True
+            elif value and ("=" in value or may_hold_secret_text(value)):
+                # A URL in a header (Location, Referer, Link) with ?code=…&token=…, or text holding one.
+                value, changed = url_credentials_redact(value)
+                redacted = redacted or changed
             out.append({"name": name, "value": value})
         return out
 

@@ -18,7 +18,7 @@ from inventory.patterns.segments import pattern_renumber
 
 from .addresses import address_normalize
 from .decrypt import trace_decrypt
-from .staging import staged_classes
+from .staging import staged_classes, staged_client, staged_cookies, staged_marker
 from .wire import (
     endpoint_path_read,
     graphql_paths_read,
@@ -36,6 +36,9 @@ from .wire import (
 METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 META_KEYS = ("environment", "incoming", "source", "sourcePort", "destination", "destinationPort",
              "originalSource", "metloSource")
+# Meta keys the service adds (never taken from an agent: ``_meta`` keeps only ``META_KEYS``).
+META_CREDENTIAL_COOKIES = "credentialCookies"
+META_CLIENT = "clientFingerprint"
 
 
 @dataclass(slots=True)
@@ -67,6 +70,12 @@ class Trace:
     source_address: str | None = None
     # Classes of credential values redacted at acceptance, by (section, name) (staging.py).
     staged: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    # Cookies found credentials at acceptance, on their values (staging.py): their values are redacted now.
+    credential_cookies: frozenset = frozenset()
+    # A keyed hash of the request's credentials taken at acceptance (staging.py), None when it had none.
+    client: str | None = None
+    # The test-run marker as judged at acceptance (staging.py): "test", "forged" or None (no marker).
+    marker: str | None = None
 
     def header(self, name: str, *, response: bool = False) -> str | None:
         """The first value of a header (case-insensitive)."""
@@ -146,7 +155,16 @@ def trace_from_agent(raw: dict, index: int, *, processed: bool, received_at: dat
         meta=meta,
         source_address=address_normalize(meta.get("source")),
         staged=staged_classes(raw),
+        credential_cookies=staged_cookies(raw),
+        client=staged_client(raw),
+        marker=staged_marker(raw),
     )
+    # Kept with the stored trace (names and a keyed hash only): which cookies were credentials, and
+    # whose credentials these were, for readers of stored traces (generated specs, test generation).
+    if trace.credential_cookies:
+        meta[META_CREDENTIAL_COOKIES] = sorted(trace.credential_cookies)
+    if trace.client:
+        meta[META_CLIENT] = trace.client
     if processed:
         _read_processed(trace, raw, processed_raw)
     return trace

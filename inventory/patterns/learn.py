@@ -7,16 +7,22 @@ the pattern) and merges what :func:`patterns_learn` answers.
 The rule, for one segment position among patterns that are otherwise identical (same
 segment count, same prefix and suffix; parameters compare alike):
 
-* *Standouts* never become values: reserved API words (``me``, ``search``, ``count``,
-  ``pending``…, :data:`RESERVED`), versions (``v2``, ``v1beta1``), names starting with
-  ``_`` (``_debug``), dotted vendor namespaces (``Microsoft.Compute``), and an ordinary
-  word among id-like values (``/payment/history`` beside ``/payment/id1`` … ``id30``:
-  when at least 75% of the values carry a digit, the words stay literal). When the values
-  are mostly words (usernames, slugs, titles), they are all values.
-* Of the rest, the values whose key sets agree (Jaccard similarity ≥ 0.7 with the most
+* *Standouts* never become values: ordinary dictionary words, whatever their count and
+  shapes (``details``, ``history``, ``settings``, ``cat``, ``tree``: ``words.is_dictionary_word``,
+  inflections included) and compounds of two or three of them (``configmaps``,
+  ``words.is_compound_word``), reserved API words the dictionary lacks (``admin``, ``api``, ``oauth``…,
+  :data:`RESERVED`), versions (``v2``, ``v1beta1``), names starting with ``_`` (``_debug``) and
+  dotted vendor namespaces (``Microsoft.Compute``). Values that are not dictionary words
+  (usernames such as ``name1`` or ``dmitri``, slugs with digits or several joined words, codes)
+  can be learned.
+* Among id-like values (``/payment/id1`` … ``id30``: when at least 75% of the candidates carry a
+  digit), a name without one (``/payment/alice``) stays literal; otherwise every candidate is a value.
+* Of the candidates, the values whose key sets agree (Jaccard similarity ≥ 0.7 with the most
   agreed-with key set) become one parameter once there are 3 of them; values without
   a key set (no JSON body seen) join them; a value whose key set disagrees stays its own
   endpoint (``/users/me`` answering another shape, ``/v1/customers`` beside ``/v1/charges``).
+  A sibling already parameterised at that position (``/api/{param1}`` from a UUID) counts as
+  one agreeing value when its key set agrees.
 * Without 3 agreeing key sets, 10 distinct values are enough when no key set contradicts
   them (metadata-only traffic, file names, bodies that are not JSON).
 
@@ -36,6 +42,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 from .segments import is_dotted_name, path_segments, pattern_normalise, segment_has_parameter, segment_is_value
+from .words import is_compound_word, is_dictionary_word
 
 MIN_AGREEING = 3
 MIN_DISTINCT = 10
@@ -44,10 +51,12 @@ ID_MAJORITY = 0.75
 MAX_ROUNDS = 8
 MAX_CENTRES = 20
 
-WORDS = "words"  # a learned position whose values were mostly words: any non-standout segment is a value
+NAMES = "names"  # a learned position whose values were names (usernames, slugs): any non-standout segment
+WORDS = "words"  # what NAMES was called before dictionary words became standouts; read like NAMES
 IDS = "ids"  # a learned position whose values were id-like: only id-like segments are values
 
-# Words that name a view, an action or a state of a collection rather than one of its items.
+# Words that name a view, an action or a state of a collection rather than one of its items, many of
+# them dictionary words already; the others (``admin``, ``api``, ``oauth``…) are not in the dictionary.
 RESERVED = frozenset("""
 me my mine self current all any none new latest recent popular trending featured top
 search find query filter count counts total list lookup batch bulk export import upload download
@@ -60,6 +69,8 @@ pending active inactive archived deleted draft drafts published unpublished sche
 cancelled canceled completed complete failed succeeded shipped delivered approved rejected expired
 upcoming past today tomorrow yesterday first last next previous prev random
 public private internal debug
+admin admins api apis oauth oauth2 openid saml sso mfa otp totp 2fa jwks wellknown graphql webhook webhooks
+signup signin logout login oidc ws websocket rpc jsonrpc healthcheck env config configs
 """.split())
 _VERSION = re.compile(r"^v\d+(?:[._]\d+)*(?:(?:alpha|beta|rc)\d*)?$", re.IGNORECASE)
 
@@ -71,6 +82,8 @@ def is_standout(segment: str) -> bool:
         or segment.startswith("_")
         or bool(_VERSION.match(segment))
         or is_dotted_name(segment)
+        or is_dictionary_word(segment)
+        or is_compound_word(segment)
     )
 
 
@@ -81,7 +94,7 @@ def is_id_like(segment: str) -> bool:
 
 def segment_absorbs(kind: str | None, segment: str) -> bool:
     """Whether a learned parameter of this kind takes a concrete segment in ingestion."""
-    if kind == WORDS:
+    if kind in (NAMES, WORDS):
         return not is_standout(segment) or segment_is_value(segment)
     if kind == IDS:
         return is_id_like(segment) and not is_standout(segment)
@@ -108,7 +121,7 @@ class Learned:
     path: str
     members: list = field(default_factory=list)
     target: Hashable | None = None
-    kinds: dict = field(default_factory=dict)  # position -> WORDS or IDS
+    kinds: dict = field(default_factory=dict)  # position -> NAMES or IDS
 
 
 @dataclass
@@ -125,27 +138,34 @@ def _similar(a: frozenset, b: frozenset) -> bool:
     return len(a & b) / len(a | b) >= AGREEMENT
 
 
-def values_choose(values: dict[str, frozenset | None]) -> tuple[set[str], str] | None:
-    """The values of one position that become a parameter, and the position's kind; ``None`` for none."""
+def values_choose(values: dict[str, frozenset | None], anchor: frozenset | None = None,
+                  anchored: bool = False) -> tuple[set[str], str] | None:
+    """The values of one position that become a parameter, and the position's kind; ``None`` for none.
+    ``anchored``: a sibling is already a parameter at that position (``anchor``: its key set), which
+    counts as one more agreeing value."""
     candidates = {v: s for v, s in values.items() if not is_standout(v)}
-    if len(candidates) < MIN_AGREEING:
+    if len(candidates) + anchored < MIN_AGREEING:
         return None
     id_like = [v for v in candidates if is_id_like(v)]
-    kind = WORDS
+    kind = NAMES
     if len(id_like) >= ID_MAJORITY * len(candidates):
         kind = IDS
         candidates = {v: candidates[v] for v in id_like}
     known = {v: s for v, s in candidates.items() if s}
     agreeing: set[str] = set()
+    centre: frozenset | None = None
     # Candidate centres: the most frequent key sets (bounded, so that thousands of distinct
     # key sets cost a linear pass each rather than a quadratic comparison).
     for shape, _ in Counter(known.values()).most_common(MAX_CENTRES):
         group = {v for v, s in known.items() if _similar(s, shape)}
         if len(group) > len(agreeing):
-            agreeing = group
+            agreeing, centre = group, shape
     unknown = {v for v, s in candidates.items() if not s}
-    if len(agreeing) >= MIN_AGREEING or len(agreeing | unknown) >= MIN_DISTINCT:
-        return agreeing | unknown, kind
+    # The parameterised sibling: one more value, unless its key set contradicts the agreeing ones.
+    extra = int(anchored and (not anchor or centre is None or _similar(anchor, centre)))
+    if len(agreeing) + extra >= MIN_AGREEING or len(agreeing | unknown) + extra >= MIN_DISTINCT:
+        if agreeing or unknown:
+            return agreeing | unknown, kind
     return None
 
 
@@ -200,7 +220,8 @@ def _learn_position(items: list[_Item], position: int) -> tuple[list[_Item], boo
         literal = [m for m in members if not segment_has_parameter(m.segments[position])]
         anchor = next((m for m in members if segment_has_parameter(m.segments[position])), None)
         by_value = {m.segments[position]: m for m in literal}
-        choice = values_choose({v: m.shape for v, m in by_value.items()}) if len(by_value) >= MIN_AGREEING else None
+        choice = values_choose({v: m.shape for v, m in by_value.items()}, anchor.shape if anchor else None,
+                               anchor is not None) if len(by_value) + (anchor is not None) >= MIN_AGREEING else None
         chosen, kind = choice or (set(), anchor.kinds.get(position) if anchor else None)
         if anchor is not None and anchor.kinds.get(position):
             # Late arrivals (analysed after the family was learned): what ingestion would now give it.

@@ -38,6 +38,9 @@ _OPAQUE = re.compile(r"^[A-Za-z0-9_\-.~+=%:]{16,}$")
 _WORDY = re.compile(
     r"^(?:[a-z]+(?:[-_][a-z]+)*|[A-Za-z][a-z]+(?:[A-Z][a-z]+)*(?:[-_][A-Za-z][a-z]+)*)(?:\.[a-z]{1,5})?$"
 )
+# Words joined by dots, camelCase allowed (Slack's Web API methods: ``conversations.history``,
+# ``users.lookupByEmail``): a name however long, not an opaque token.
+_WORDY_DOTTED = re.compile(r"^[A-Za-z][a-z]*(?:[A-Z][a-z]+)*(?:\.[A-Za-z][a-z]*(?:[A-Z][a-z]+)*)+$")
 
 # Dotted vendor namespaces (Microsoft.Compute, io.k8s.api): names, not values (DECISIONS §9).
 _DOTTED_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z][A-Za-z0-9]*)+$")
@@ -90,24 +93,30 @@ def segment_is_value(segment: str) -> bool:
         digits = sum(c.isdigit() for c in segment)
         if digits >= 2 and any(c.isalpha() for c in segment):
             return True
-    if len(segment) >= 16 and _OPAQUE.match(segment) and not _WORDY.match(segment) and not is_dotted_name(segment):
+    if len(segment) >= 16 and _OPAQUE.match(segment) and not _WORDY.match(segment) and not is_dotted_name(segment) \
+            and not _WORDY_DOTTED.match(segment):
         # A long token: random-looking letters (mixed case not in camel humps),
         # base64 padding, JWT dots... Word-like names stay literal.
         return True
     return False
 
 
-# A short number as the first segment is an API version (Twitter's /2/..., /1.1/...), not an id.
+# A short number as the first segment, followed by literal segments, is an API version (Twitter's
+# /2/tweets/..., /1.1/statuses/...), not an id; alone (/3) or before values only, it is a value.
 _ROOT_VERSION = re.compile(r"^\d{1,2}(?:\.\d{1,2})?$")
 
 
 def path_parameterize(path: str) -> str:
-    """The pattern of a concrete (normalised) path: value segments become ``{paramN}`` (except a short
-    number as the first segment, an API version: ``/2/users/42`` -> ``/2/users/{param1}``)."""
+    """The pattern of a concrete (normalised) path: value segments become ``{paramN}``, except a short
+    number as the first segment followed by a literal segment, an API version: ``/2/users/42`` ->
+    ``/2/users/{param1}``, but ``/3`` -> ``/{param1}``."""
     out: list[str] = []
     n = 0
-    for position, segment in enumerate(path_segments(path)):
-        if segment_is_value(segment) and not (position == 0 and _ROOT_VERSION.match(segment)):
+    segments = path_segments(path)
+    for position, segment in enumerate(segments):
+        version = position == 0 and _ROOT_VERSION.match(segment) and any(
+            not segment_is_value(s) for s in segments[1:])
+        if segment_is_value(segment) and not version:
             n += 1
             out.append(f"{{param{n}}}")
         else:

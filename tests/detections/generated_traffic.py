@@ -9,6 +9,9 @@ from tests.inventory.ingest_support import raw_trace
 
 HOST = "shop.example.com"
 BEARER = {"Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ"}
+# Three users' tokens: a value reaches a generated spec's enum only when seen from three users (§10).
+BEARERS = [BEARER, {"Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIyIn0.c2lnbmF0dXJlLXR3bw"},
+           {"Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIzIn0.c2lnbmF0dXJlLXRocmVl"}]
 API_KEY = {"X-API-Key": "sk_live_4eC39HqLyjWDarjtT1zdp7dc"}
 # Values that must not appear anywhere in a generated spec.
 SECRETS = ("ada@example.com", "grace@example.org", "4111111111111111", "5555555555554444",
@@ -33,7 +36,7 @@ def _user(n: int) -> dict:
 def varied_traces(host: str = HOST) -> list[dict]:
     traces = []
     for n in range(1, 7):  # GET /users/{id}: bearer, 200 and a 404
-        traces.append(raw_trace(host=host, path=f"/api/users/{n}", headers=BEARER, response_body=_user(n),
+        traces.append(raw_trace(host=host, path=f"/api/users/{n}", headers=BEARERS[n % 3], response_body=_user(n),
                                 query=[("expand", "address" if n % 2 else "tags")]))
     traces.append(raw_trace(host=host, path="/api/users/99", headers=BEARER, status=404,
                             response_body={"error": "not found", "code": 404}))

@@ -262,3 +262,57 @@ class TestRefresh:
         before = OpenApiSpec.objects.get(name=NAME).updated_at
         generated_spec_refresh(host_id=generated.source_host_id, force=True)
         assert OpenApiSpec.objects.get(name=NAME).updated_at == before
+
+
+class TestVocabularyOnly:
+    """DECISIONS §10 turn 3 (issue #25): a generated spec copies nothing from traffic but vocabulary."""
+
+    HOST = "clinic.example.com"
+    PLANTED = ["HIV positive", "Type two diabetes", "fluffy", "rex", "Ada Lovelace", "Grace Hopper",
+               "call back after surgery", "VIP - handle personally", "globex-hospitals", "initech-care",
+               "987654321", "987654322", "119922", "119923"]
+
+    def four_traces(self) -> list[dict]:
+        """The issue's example: four traces of two users (two tokens, two addresses)."""
+        patients = [
+            ("Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJkb2MxIn0.c2lnLWRvYzE", "10.0.0.7", "globex-hospitals",
+             {"fullName": "Ada Lovelace", "diagnosis": "HIV positive", "securityAnswer": "fluffy",
+              "internalNote": "call back after surgery", "ssnNum": 987654321, "verificationCode": 119922,
+              "status": "active"}),
+            ("Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJkb2MyIn0.c2lnLWRvYzI", "10.0.0.8", "initech-care",
+             {"fullName": "Grace Hopper", "diagnosis": "Type two diabetes", "securityAnswer": "rex",
+              "internalNote": "VIP - handle personally", "ssnNum": 987654322, "verificationCode": 119923,
+              "status": "active"}),
+        ]
+        return [raw_trace(host=self.HOST, path=f"/api/patients/{100 + n}", source=source,
+                          headers={"Authorization": token, "X-Tenant": tenant}, response_body=record)
+                for n, (token, source, tenant, record) in enumerate(patients * 2)]
+
+    def test_the_four_trace_example_leaves_no_planted_value_in_the_document(self, ingest, client):
+        ingest(*self.four_traces())
+        host = Host.objects.get(name=self.HOST)
+        assert generated_spec_refresh(host_id=host.id, force=True) is not None
+        response = client.get(f"/api/v1/spec/{generated_spec_name(self.HOST)}")
+        assert response.status_code == 200
+        text = json.dumps(response.json())  # the whole answer: the document text and its metadata
+        for value in self.PLANTED:
+            assert value not in text, value
+        doc = json.loads(response.json()["spec"])
+        props = body_schema(doc, "/api/patients/{param1}")["properties"]
+        assert set(props) >= {"fullName", "diagnosis", "securityAnswer", "internalNote", "ssnNum", "verificationCode"}
+        assert all("enum" not in schema for schema in props.values())  # two users: no enum at all
+        example = operation(doc, "/api/patients/{param1}")["responses"]["200"]["content"]["application/json"][
+            "example"]
+        assert example["ssnNum"] in (0, "[REDACTED]") and example["verificationCode"] in (0, "[REDACTED]")
+        tenant = next(p for p in operation(doc, "/api/patients/{param1}")["parameters"] if p["name"] == "X-Tenant")
+        assert "enum" not in tenant["schema"]
+
+    def test_vocabulary_seen_from_three_users_is_an_enum(self, ingest):
+        tokens = [f"Bearer user-{n}-0123456789abcdef0123456789" for n in range(3)]
+        ingest(*(raw_trace(host=self.HOST, path=f"/api/orders/{n}", headers={"Authorization": tokens[n % 3]},
+                           response_body={"state": ("open", "closed")[n % 2], "owner": f"Person {n}"})
+                 for n in range(12)))
+        doc = document(generated_spec_refresh(host_id=Host.objects.get(name=self.HOST).id, force=True))
+        props = body_schema(doc, "/api/orders/{param1}")["properties"]
+        assert props["state"]["enum"] == ["closed", "open"]
+        assert "enum" not in props["owner"]  # a name-holding key: never an enum

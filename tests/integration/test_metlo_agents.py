@@ -60,12 +60,14 @@ def ingest_key(db) -> str:
     return raw
 
 
-def run_agent_app(*, kind: str, version: str, framework: str, server_url: str, key: str, port: int = 0) -> dict:
+def run_agent_app(*, kind: str, version: str, framework: str, server_url: str, key: str, port: int = 0,
+                  headers: dict | None = None) -> dict:
     venv = agent_venv(version)
     result = subprocess.run(
         [sys.executable, str(HARNESS / "run_agent_app.py"), "--venv", str(venv), "--kind", kind,
          "--framework", framework, "--collector-url", server_url, "--api-key", key,
-         "--port", str(port or _free_port())],
+         "--port", str(port or _free_port()),
+         *(arg for name, value in (headers or {}).items() for arg in ("--header", f"{name}:{value}"))],
         capture_output=True, text=True, timeout=180,
     )
     assert result.returncode == 0, result.stdout + result.stderr
@@ -190,3 +192,35 @@ def test_metlo_0_1_5_endpoint_toggle_reaches_the_agent(live_server, worker, clie
                     timeout=30, interval=0.5)
     assert ApiTrace.objects.filter(path="/users/42").exclude(response_body="").exists()
     assert all(t.response_body == "" for t in ApiTrace.objects.filter(path="/login"))  # toggle is per endpoint
+
+
+# ---------------------------------------------------------------- security-test runs (DECISIONS §8, issue #25)
+# A run's requests carry X-Apiscope-Test (core.testmarker); the agent of the monitored app forwards them
+# with their headers like any request. The runner side (sending the marker) is issue #26's; here the
+# sample requests carry the header value the runner would send.
+
+def test_a_marked_run_against_a_monitored_app_leaves_its_inventory_unchanged(live_server, worker, client,
+                                                                              ingest_key):
+    from core.testmarker import marked_run_open
+    from inventory.models import Endpoint, IngestBatch
+
+    marker = marked_run_open("run-metlo-0017")
+    summary = run_agent_app(kind="v1", version="0.0.17", framework="flask", server_url=live_server.url,
+                            key=ingest_key, headers={"X-Apiscope-Test": marker})
+    assert [r["status"] for r in summary["requests"]] == [r["expected"] for r in summary["requests"]]
+    sent = len(summary["requests"])
+
+    def analysed():
+        done = IngestBatch.objects.filter(status=IngestBatch.Status.DONE).values_list("num_traces", flat=True)
+        return sum(done) >= sent - 1  # the 404 is reported too; the agent may drop none
+    assert wait_for(analysed, timeout=30, interval=0.2)
+    assert not Endpoint.objects.exists(), list(Endpoint.objects.values_list("path", flat=True))
+
+    # The same requests with a forged marker are ordinary traffic: analysed as usual.
+    run_agent_app(kind="v1", version="0.0.17", framework="flask", server_url=live_server.url, key=ingest_key,
+                  headers={"X-Apiscope-Test": marker[:-6] + "forged"})
+
+    def endpoints():
+        found = {(e["method"], e["path"]) for e in client.get("/api/v1/endpoints", {"limit": 50}).json()}
+        return found if {("GET", "/users/{param1}"), ("POST", "/login")} <= found else None
+    assert wait_for(endpoints, timeout=30, interval=0.2)

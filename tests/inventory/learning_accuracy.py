@@ -30,6 +30,10 @@ class Sample:
     truth: str
     path: str
     shape: frozenset | None
+    word_routes: bool = False  # a row of the file's "Word routes" part (issue #25)
+
+
+WORD_ROUTES_MARK = "# Word routes"
 
 
 @dataclass
@@ -54,9 +58,11 @@ class Score:
 def samples_load(text: str | None = None) -> tuple[list[Sample], int]:
     """The concrete paths of the labelled file, and the number of families (lines)."""
     text = DATA.read_text() if text is None else text
-    host, samples, families = "", [], 0
+    host, samples, families, word_routes = "", [], 0, False
     for raw in text.splitlines():
         line = raw.strip()
+        if line.startswith(WORD_ROUTES_MARK):
+            word_routes = True
         if not line or line.startswith("#"):
             continue
         if line.startswith("@"):
@@ -74,7 +80,7 @@ def samples_load(text: str | None = None) -> tuple[list[Sample], int]:
             parts = token.split("|") if count else []
             assert len(parts) == count, (line, token)
             path = _PARAM.sub(lambda m, it=iter(parts): next(it), truth)
-            samples.append(Sample(host, method, truth, path, shape or None))
+            samples.append(Sample(host, method, truth, path, shape or None, word_routes))
     return samples, families
 
 
@@ -134,21 +140,41 @@ def baseline(samples: list[Sample], families: int) -> Score:
 def table() -> str:
     samples, families = samples_load()
     learned, plain = score(samples, families), baseline(samples, families)
+    words = [s for s in samples if s.word_routes]
+    others = [s for s in samples if not s.word_routes]
     lines = [
-        f"{families} labelled families and literal paths, {len(samples)} concrete paths, "
+        f"{families} labelled families and literal paths, {len(samples)} concrete paths "
+        f"({len(words)} of them in the word routes), "
         f"{learned.tp + learned.fn} parameter segments, {learned.tn + learned.fp} literal segments.",
         "",
         "| | precision | recall | TP | FP | FN |",
         "|---|---|---|---|---|---|",
         f"| ingestion's rules alone | {plain.precision:.3f} | {plain.recall:.3f} | {plain.tp} | {plain.fp} | {plain.fn} |",
         f"| with learning | {learned.precision:.3f} | {learned.recall:.3f} | {learned.tp} | {learned.fp} | {learned.fn} |",
-        "",
-        "Mistakes with learning (concrete path: labelled → learned):",
-        "",
     ]
+    for label, part in (("with learning, families before the word routes", others),
+                        ("with learning, word routes only", words)):
+        scored = _part(learned, samples, part, families)
+        lines.append(f"| {label} | {scored.precision:.3f} | {scored.recall:.3f} | {scored.tp} | {scored.fp} | "
+                     f"{scored.fn} |")
+    lines += ["", "Mistakes with learning (concrete path: labelled → learned):", ""]
     for host, method, path, truth, final in learned.mistakes:
         lines.append(f"- `{method} {host}{path}`: `{truth}` → `{final}`")
     return "\n".join(lines)
+
+
+def _part(learned: Score, samples: list[Sample], part: list[Sample], families: int) -> Score:
+    """The segment counts of ``part`` of the samples, learned over all of them (hosts mix both parts)."""
+    predicted = predict(samples)
+    result = Score(families=families, paths=len(part))
+    for s in part:
+        for t, f in zip(path_segments(s.truth), path_segments(predicted[(s.host, s.method, s.path)])):
+            is_param, found = segment_has_parameter(t), segment_has_parameter(f)
+            result.tp += is_param and found
+            result.fp += found and not is_param
+            result.fn += is_param and not found
+            result.tn += not is_param and not found
+    return result
 
 
 if __name__ == "__main__":

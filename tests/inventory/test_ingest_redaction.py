@@ -346,6 +346,24 @@ def test_credential_headers_are_a_rule_not_a_list():
         assert not credentials.is_credential_header(name), name
 
 
+def test_custom_headers_named_for_the_credential_authenticate_the_request():
+    for name in ("Authorization-Token", "X-Authorization", "X-Authentication", "X-Custom-Auth-Token",
+                 "X-Tenant-Api-Key", "X-User-Access-Token", "Session-Token", "X_Auth_Key"):
+        assert credentials.is_auth_header(name) and credentials.is_credential_header(name), name
+        assert credentials.request_has_credentials([(name, "abc")], []), name
+    for name in ("X-CSRF-Token", "X-XSRF-Token", "X-Session-Id", "Idempotency-Key", "X-Author", "X-Request-Id",
+                 "X-Token-Count", "Accept"):
+        assert not credentials.is_auth_header(name), name
+
+
+def test_an_endpoint_seen_only_with_a_custom_credential_header_is_authenticated(ingest):
+    ingest(raw_trace(path="/vault/items", headers={"Authorization-Token": "dXNlcjpwYXNzd29yZA=="}))
+    assert Endpoint.objects.get(path="/vault/items").is_authenticated_detected is True
+    assert "dXNlcjpwYXNzd29yZA==" not in stored_traces_text()
+    ingest(raw_trace(path="/vault/items", headers={"X-CSRF-Token": "0123456789abcdef0123456789abcdef"}))
+    assert Endpoint.objects.get(path="/vault/items").is_authenticated_detected is False
+
+
 def test_text_scrubbing_is_linear_on_hostile_input():
     import time
 

@@ -45,7 +45,8 @@ def test_credentials_are_never_stored_in_clear(ingest):
     assert trace.redacted is True
     headers = {h["name"]: h["value"] for h in trace.request_headers}
     assert headers["Authorization"] == "Basic [REDACTED]"  # the scheme word is kept (DECISIONS §4)
-    assert headers["Cookie"] == headers["X-Api-Key"] == "[REDACTED]"
+    assert headers["X-Api-Key"] == "[REDACTED]"
+    assert headers["Cookie"] == "session=[REDACTED]"  # cookie names are kept (DECISIONS §4 turn 3)
     assert headers["Content-Type"] == "application/json"
     body = json.loads(trace.request_body)
     assert body == {"user": "alice", "password": "[REDACTED]", "nested": {"refresh_token": "[REDACTED]"},

@@ -12,8 +12,10 @@ pytestmark = pytest.mark.django_db
 
 HOST = "vampi.example.com"
 NEW_ENDPOINT = "New Endpoint Detected"
-USERNAMES = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory",
-             "niaj", "olivia", "peggy", "rupert", "sybil", "trent", "victor", "walter", "yolanda"]
+# Usernames that are not dictionary words (DECISIONS §9 amended: ``bob``, ``carol``, ``frank`` are words
+# and stay literal endpoints; ``alice`` or ``dmitri`` are values).
+USERNAMES = ["alice", "dmitri", "oscar", "dave", "erin", "quentin", "ursula", "heidi", "ivan", "judy", "mallory",
+             "niaj", "olivia", "peggy", "rupert", "sybil", "trent", "xavier", "walter", "yolanda"]
 
 
 def user_trace(name: str, **kwargs):
@@ -72,9 +74,9 @@ def test_twenty_usernames_become_one_endpoint_with_all_their_traffic(client, ing
 
 def test_names_arriving_one_batch_at_a_time_are_learned_at_the_third(ingest):
     ingest(user_trace("alice"))
-    ingest(user_trace("bob"))
-    assert paths() == ["/users/v1/alice", "/users/v1/bob"]
-    ingest(user_trace("carol"))
+    ingest(user_trace("dmitri"))
+    assert paths() == ["/users/v1/alice", "/users/v1/dmitri"]
+    ingest(user_trace("oscar"))
     assert paths() == ["/users/v1/{param1}"]
     for name in USERNAMES[3:]:
         ingest(user_trace(name))
@@ -114,7 +116,7 @@ def test_literals_of_another_shape_reserved_words_and_operator_paths_stay(client
 def test_update_paths_splits_a_learned_endpoint_again(client, ingest):
     ingest(*(user_trace(name) for name in USERNAMES[:6]))
     learned = Endpoint.objects.get()
-    assert learned.path == "/users/v1/{param1}" and learned.learned_segments == {"2": "words"}
+    assert learned.path == "/users/v1/{param1}" and learned.learned_segments == {"2": "names"}
 
     response = client.post(f"/api/v1/endpoint/{learned.uuid}/update-paths",
                            {"paths": ["/users/v1/alice", "/users/v1/{username}"]}, format="json")
@@ -144,9 +146,49 @@ def test_ids_with_a_word_among_them_and_dotted_namespaces(ingest):
                                       f"/providers/{ns}/{kind}/{name}", response_body={"id": name, "location": "x"})
              for g in ("prod", "dev", "test") for ns, kind in (("Microsoft.Compute", "virtualMachines"),
                                                        ("Microsoft.Network", "virtualNetworks"))
-             for name in ("alpha", "beta", "gamma")))
+             for name in ("vm-alpha", "web-01", "db-gamma")))
     arm_paths = sorted(Endpoint.objects.filter(host__name=arm).values_list("path", flat=True))
     assert arm_paths == [
         "/subscriptions/{param1}/resourceGroups/{param2}/providers/Microsoft.Compute/virtualMachines/{param3}",
         "/subscriptions/{param1}/resourceGroups/{param2}/providers/Microsoft.Network/virtualNetworks/{param3}",
     ]
+
+
+METLO_SUBRESOURCES = ["details", "history", "settings", "notes", "comments", "tags", "events", "files", "messages",
+                      "shipments"]
+
+
+def test_dictionary_words_are_never_merged_whatever_their_count_and_shapes(ingest):
+    """DECISIONS §9 amended: Metlo's sub-resources answering one shape stay ten endpoints; Akto's words too;
+    usernames that are not words are still learned, the ones that are words stay literal."""
+    answer = {"id": 1, "owner": {"name": "Ada", "email": "ada@example.com"}, "status": "ok"}
+    ingest(*(raw_trace(host=HOST, path=f"/api/users/{100000 + i}/{sub}", response_body=answer)
+             for i in range(3) for sub in METLO_SUBRESOURCES))
+    ingest(*(raw_trace(host=HOST, path=f"/api/{word}", response_body=answer) for word in ("cat", "demo", "tree")))
+    ingest(*(user_trace(name) for name in [*USERNAMES[:6], "bob", "carol", "mark"]))
+
+    assert paths() == sorted([*(f"/api/users/{{param1}}/{sub}" for sub in METLO_SUBRESOURCES),
+                              "/api/cat", "/api/demo", "/api/tree",
+                              "/users/v1/bob", "/users/v1/carol", "/users/v1/mark", "/users/v1/{param1}"])
+    learned = Endpoint.objects.get(path="/users/v1/{param1}")
+    assert learned.learned_segments == {"2": "names"}
+    # A later dictionary word does not go into the learned endpoint; a later name does.
+    ingest(user_trace("grace"), user_trace("zoe"))
+    assert "/users/v1/grace" in paths() and "/users/v1/zoe" not in paths()
+
+
+def test_an_endpoint_learned_from_words_before_takes_no_more_words(ingest):
+    """A position learned by the old rule ("words") keeps taking names, never dictionary words."""
+    ingest(user_trace("alice"))
+    endpoint = Endpoint.objects.get()
+    Endpoint.objects.filter(pk=endpoint.pk).update(path="/users/v1/{param1}", path_regex=r"^/users/v1/[^/]+$",
+                                                   num_literal_segments=2, learned_segments={"2": "words"})
+    ingest(user_trace("dmitri"), user_trace("settings"))
+    assert paths() == ["/users/v1/settings", "/users/v1/{param1}"]
+
+
+def test_a_lone_number_is_a_parameter_and_a_version_before_literals_stays(ingest):
+    ingest(raw_trace(host=HOST, path="/3", response_body={"id": 3}),
+           raw_trace(host=HOST, path="/2/tweets/1460323737035677698", response_body={"data": {"id": "1"}}),
+           raw_trace(host=HOST, path="/1.1/statuses/show.json", response_body={"id": 1}))
+    assert paths() == ["/1.1/statuses/show.json", "/2/tweets/{param1}", "/{param1}"]

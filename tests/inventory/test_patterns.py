@@ -206,3 +206,25 @@ class TestSuggest:
 
     def test_no_paths_no_suggestions(self):
         assert paths_suggest([]) == []
+
+
+class TestDictionaryWords:
+    """The word list learning never merges (DECISIONS §9 amended): Hunspell's en_US (chunspell)."""
+
+    def test_plurals_and_inflections_are_words_and_lowercase_given_names_are_not(self):
+        from inventory.patterns.words import is_dictionary_word
+
+        for word in ("details", "history", "settings", "notes", "comments", "tags", "events", "files", "messages",
+                     "shipments", "cat", "demo", "tree", "is", "a", "quickly", "running", "Demo", "USERS", "close.json"):
+            assert is_dictionary_word(word), word
+        for value in ("dmitri", "alice", "walter", "yolanda", "name1", "spring-launch", "hello_world", "octocat",
+                      "main.css", "configmaps", ""):
+            assert not is_dictionary_word(value), value
+
+    def test_compounds_of_words_written_together(self):
+        from inventory.patterns.words import is_compound_word
+
+        for word in ("configmaps", "serviceaccounts", "persistentvolumeclaims", "virtualMachines", "resourceGroups"):
+            assert is_compound_word(word), word
+        for value in ("dmitri", "octocat", "details", "spring-launch", "name1", "abc", "torvalds"):
+            assert not is_compound_word(value), value

@@ -10,6 +10,7 @@ from core.enums import DataSection
 from . import traffic
 from .collect import EndpointFacts
 from .schema import Node
+from .values import user_of
 
 _PARAM = re.compile(r"\{([^{}/]*)\}")
 _STATUS = re.compile(r"^[1-5]\d\d$")
@@ -75,7 +76,7 @@ def _named_parameters(endpoint: EndpointFacts, section: str, where: str, request
             node.classes.update(classes or ())
             spelling.setdefault(key, path)
     present: dict[str, int] = {}
-    for pairs in requests:
+    for pairs, user in requests:
         seen = set()
         for pair in pairs or ():
             name = str(pair.get("name", ""))
@@ -89,7 +90,7 @@ def _named_parameters(endpoint: EndpointFacts, section: str, where: str, request
             if node is not None:
                 spelling[key] = name
                 present[key] = present.get(key, 0) + 1
-                node.add_sample(str(pair.get("value", "")))
+                node.add_sample(str(pair.get("value", "")), user)
     params = []
     for key, node in sorted(nodes.items()):
         name = spelling[key]
@@ -152,7 +153,7 @@ def _request_body(endpoint: EndpointFacts, successful: list) -> dict | None:
         media, kind, parsed = traffic.body(trace[3], trace[2])
         medias.add(media or "application/json")
         if kind == "json" and not endpoint.is_graphql:
-            node.add_sample(parsed)
+            node.add_sample(parsed, user_of(trace[7]))
     if endpoint.is_graphql and (with_body or endpoint.method in ("POST", "PUT", "PATCH")):
         return {"required": bool(successful) and with_body == len(successful),
                 "content": {"application/json": {"schema": GRAPHQL_REQUEST}}}
@@ -183,7 +184,7 @@ def _responses(endpoint: EndpointFacts) -> dict:
         media, kind, parsed = traffic.body(resp_body, resp_headers)
         medias.setdefault(status, set()).add(media or "application/json")
         if kind == "json":
-            bodies.setdefault(status, Node()).add_sample(parsed)
+            bodies.setdefault(status, Node()).add_sample(parsed, user_of(trace[7]))
     responses = {}
     for status in sorted(set(bodies) | set(headers) | set(medias)):
         if not _STATUS.match(str(status)):
@@ -210,7 +211,7 @@ def _security(endpoint: EndpointFacts, schemes: dict) -> list[dict] | None:
     requirements: list[dict] = []
     anonymous = endpoint.unauthenticated_success_seen
     for trace in endpoint.traces:
-        found = traffic.credentials(trace[2], trace[1])
+        found = traffic.credentials(trace[2], trace[1], trace[7])
         for name, scheme in found:
             schemes.setdefault(name, scheme)
         requirement = {name: [] for name, _ in sorted(found)}
@@ -230,8 +231,10 @@ def operation_build(endpoint: EndpointFacts, operation_id: str, schemes: dict) -
     path, names = template(endpoint.path)
     successful = [t for t in endpoint.traces if t[4] < 400]  # request sections are analysed below 400
     parameters = _path_parameters(endpoint, path, names)
-    parameters += _named_parameters(endpoint, DataSection.REQUEST_QUERY, "query", [t[1] for t in successful])
-    parameters += _named_parameters(endpoint, DataSection.REQUEST_HEADER, "header", [t[2] for t in successful])
+    parameters += _named_parameters(endpoint, DataSection.REQUEST_QUERY, "query",
+                                    [(t[1], user_of(t[7])) for t in successful])
+    parameters += _named_parameters(endpoint, DataSection.REQUEST_HEADER, "header",
+                                    [(t[2], user_of(t[7])) for t in successful])
     operation: dict = {"operationId": operation_id, "summary": f"{endpoint.method} {endpoint.path}"}
     if endpoint.is_graphql:
         operation["tags"] = ["graphql"]

@@ -9,7 +9,8 @@ and enums). :meth:`Node.schema` turns it into JSON Schema 2020-12 (OpenAPI 3.1):
   nullable); a node with properties is an ``object``, one with items an ``array``;
 * ``required``: keys present in every sampled object of that node (none for GraphQL data, whose
   selections vary);
-* ``format`` / ``enum`` / examples: ``values.py``; ``x-data-classes`` on nodes with classes;
+* ``format`` / ``enum`` / examples: ``values.py`` (an enum only for vocabulary seen from several users;
+  examples synthesised, never copied); ``x-data-classes`` on nodes with classes;
 * limits: ``MAX_DEPTH`` levels (deeper nodes are ``{}``), ``MAX_PROPERTIES`` per object; objects
   are open (no ``additionalProperties: false``: fields past the inventory's 200 may exist).
 """
@@ -32,7 +33,7 @@ class Node:
     """One position in a body (``__slots__``: a host has tens of thousands)."""
 
     __slots__ = ("key", "types", "classes", "props", "items", "objects", "present", "strings", "string_total",
-                 "redacted", "numbers", "formats")
+                 "redacted", "users", "formats")
 
     def __init__(self, key: str | None = None):
         self.key = key
@@ -45,7 +46,7 @@ class Node:
         self.strings: dict[str, int] = {}
         self.string_total = 0
         self.redacted = 0
-        self.numbers: list = []
+        self.users: dict[str, set] = {}  # string value -> the users it was sampled from
         self.formats: set[str] | None = None  # formats every sampled string has (None: none sampled)
 
     # ------------------------------------------------------------ building
@@ -78,8 +79,9 @@ class Node:
             node.types.add("null")
         node.classes.update(classes or ())
 
-    def add_sample(self, value: object) -> None:
-        """Fold one sampled (stored, redacted) body in: exact types, present keys, strings."""
+    def add_sample(self, value: object, user: str | None = None) -> None:
+        """Fold one sampled (stored, redacted) body in: exact types, present keys, strings and who sent
+        them (``user``: ``values.user_of`` the trace's meta)."""
         budget = MAX_SAMPLE_NODES
         formats_of = values.formats_of
         stack = [(self, value, 0)]
@@ -99,6 +101,10 @@ class Node:
                     strings[value] += 1
                 elif len(strings) < _MAX_STRINGS:
                     strings[value] = 1
+                else:
+                    continue
+                if user is not None:
+                    node.users.setdefault(value, set()).add(user)
                 continue
             kind = json_type(value)
             node.types.add(kind)
@@ -115,8 +121,6 @@ class Node:
             elif kind == "array" and value:
                 items = node.child("[]")
                 stack.extend((items, item, depth + 1) for item in value[:MAX_SAMPLE_ITEMS])
-            elif kind in ("integer", "number") and not node.classes and len(node.numbers) < 1:
-                node.numbers.append(value)
 
     # ------------------------------------------------------------ output
     def schema(self, *, required: bool = True, depth: int = 0) -> dict:
@@ -141,7 +145,7 @@ class Node:
                 out["format"] = fmt
             elif ordered == ["string"] or ordered == ["string", "null"]:
                 enum = values.enum_values(self.strings, redacted=self.redacted, classes=classes, key=self.key,
-                                          total=self.string_total)
+                                          total=self.string_total, users=self.users)
                 if enum and self.string_total == sum(self.strings.values()):
                     out["enum"] = enum + ([None] if "null" in types else [])
         if self.props:
@@ -158,7 +162,8 @@ class Node:
         return out
 
     def example(self, depth: int = 0) -> object:
-        """A redacted example: never a free string from traffic (``values`` module docstring)."""
+        """An example synthesised from type and format, never a value from traffic but vocabulary
+        (an enum's first value; ``values`` module docstring)."""
         if depth > 6:
             return None
         types = self.types | ({"object"} if self.props else set()) | ({"array"} if self.items is not None else set())
@@ -174,10 +179,8 @@ class Node:
             if fmt:
                 return values.EXAMPLES[fmt]
             enum = values.enum_values(self.strings, redacted=self.redacted, classes=classes, key=self.key,
-                                      total=self.string_total) if types <= {"string", "null"} else None
+                                      total=self.string_total, users=self.users) if types <= {"string", "null"} else None
             return enum[0] if enum and self.string_total == sum(self.strings.values()) else "string"
-        if self.numbers:
-            return self.numbers[0]
         for kind, example in (("integer", 0), ("number", 0.0), ("boolean", True), ("object", {}), ("array", [])):
             if kind in types:
                 return example

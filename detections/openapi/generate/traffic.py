@@ -4,8 +4,17 @@ from __future__ import annotations
 import orjson
 
 from inventory.ingest.classes import UNCLASSIFIED_HEADERS
-from inventory.ingest.credentials import AUTH_SCHEMES, SCHEME_HEADERS, credential_key, is_auth_header, is_auth_param
+from inventory.ingest.credentials import (
+    AUTH_SCHEMES,
+    SCHEME_HEADERS,
+    cookie_header_credentials,
+    cookie_pairs,
+    credential_key,
+    is_auth_header,
+    is_auth_param,
+)
 from inventory.ingest.fields import media_type, parse_body
+from inventory.ingest.traces import META_CREDENTIAL_COOKIES
 
 # Request and response headers that say nothing about the API (transport, caching, browsers,
 # proxies, tracing), beside ingestion's infrastructure headers.
@@ -48,9 +57,13 @@ def body(text: str, headers: list) -> tuple[str, str, object]:
     return media, kind, parsed
 
 
-def credentials(headers: list, params: list) -> list[tuple[str, dict]]:
+def credentials(headers: list, params: list, meta: dict | None = None) -> list[tuple[str, dict]]:
     """(scheme component name, security scheme) for each credential a request carried (its own
-    channel, DECISIONS §5; values are redacted in storage, the scheme word and names are kept)."""
+    channel, DECISIONS §5; values are redacted in storage, the scheme word and names are kept).
+    Only credential cookies count (DECISIONS §4): each is an ``apiKey`` scheme ``in: cookie`` named
+    after it; consent, language or analytics cookies are none. ``meta``: the stored trace's meta,
+    whose ``credentialCookies`` names the cookies found credentials by their values at acceptance."""
+    known = set((meta or {}).get(META_CREDENTIAL_COOKIES) or ()) if isinstance(meta, dict) else set()
     found: list[tuple[str, dict]] = []
     for pair in headers or ():
         name, value = str(pair.get("name", "")), str(pair.get("value", "") or "")
@@ -74,11 +87,7 @@ def credentials(headers: list, params: list) -> list[tuple[str, dict]]:
                                                                                 " without a scheme word") + ".",
                 }))
         elif key == "cookie":
-            found.append(("cookieAuth", {
-                "type": "apiKey", "in": "cookie", "name": "session",
-                "description": "Requests authenticate with cookies (their names and values are redacted in "
-                               "stored traces, so 'session' stands for them).",
-            }))
+            found.extend(_cookie_schemes(value, known))
         else:
             found.append((f"apiKeyHeader_{_component(name)}", {"type": "apiKey", "in": "header", "name": name}))
     for pair in params or ():
@@ -86,6 +95,18 @@ def credentials(headers: list, params: list) -> list[tuple[str, dict]]:
         if value not in (None, "") and is_auth_param(name):
             found.append((f"apiKeyQuery_{_component(name)}", {"type": "apiKey", "in": "query", "name": name}))
     return found
+
+
+def _cookie_schemes(value: str, known: set[str]) -> list[tuple[str, dict]]:
+    names = cookie_header_credentials(value)
+    if names is None:  # stored before cookie names were kept: one scheme standing for them
+        return [("cookieAuth", {
+            "type": "apiKey", "in": "cookie", "name": "session",
+            "description": "Requests authenticate with cookies (their names were not kept in the stored traces, "
+                           "so 'session' stands for them).",
+        })]
+    names = sorted({*names, *(n for n, v in cookie_pairs(value) or () if n in known and v)})
+    return [(f"cookieAuth_{_component(n)}", {"type": "apiKey", "in": "cookie", "name": n}) for n in names]
 
 
 def _component(name: str) -> str:

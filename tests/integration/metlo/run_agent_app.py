@@ -125,7 +125,10 @@ def main():
                          "for v2 - it flushes every 1 s -, 1.5 for v1)")
     ap.add_argument("--log-level", default="INFO", help="v2 agent log level (TRACE..ERROR)")
     ap.add_argument("--gunicorn-log", default=None, help="file for gunicorn stdout/stderr")
+    ap.add_argument("--header", action="append", default=[], metavar="NAME:VALUE",
+                    help="a header added to every sample request (e.g. a security-test run's marker)")
     args = ap.parse_args()
+    extra_headers = dict(h.split(":", 1) for h in args.header)
 
     v2 = args.kind == "v2"
     startup_wait = args.startup_wait if args.startup_wait is not None else (2.0 if v2 else 0.0)
@@ -177,7 +180,7 @@ def main():
 
         t_req = time.time()
         for method, path, headers, body, expected in SAMPLE_REQUESTS:
-            status = send(args.port, method, path, headers, body)
+            status = send(args.port, method, path, {**headers, **extra_headers}, body)
             summary["requests"].append({"method": method, "path": path,
                                         "status": status, "expected": expected})
             if status != expected:

@@ -89,6 +89,8 @@ def measured(django_db_setup, django_db_blocker):
             client.credentials(HTTP_AUTHORIZATION=ApiKey.issue(name="owasp yardstick")[1])
             ingest(client, _recorded(BooksApp(FLAWS), VULNERABLE) + _recorded(BooksApp(), FIXED),
                    {VULNERABLE, FIXED}, worker)
+            for host in (VULNERABLE, FIXED):
+                _users_route_merge(client, host)
             apps = {row.name: BooksApp({row.name}) for row in ROWS}
             vulnerable = {row.name: measure(client, apps[row.name], VULNERABLE, _plan(VULNERABLE, row)) for row in ROWS}
             apps["default run"], apps["fixed"] = BooksApp({"unthrottled_login"}), BooksApp()
@@ -101,6 +103,19 @@ def measured(django_db_setup, django_db_blocker):
             worker.stop()
             call_command("flush", interactive=False, verbosity=0)
             seed_builtin_data_classes()
+
+
+def _users_route_merge(client, host: str) -> None:
+    """``bob`` and ``carol`` are dictionary words: learning keeps ``/users/v1/bob`` and ``/users/v1/carol``
+    literal (DECISIONS §9 amended; docs/inventory.md "Accepted cost"), so the operator merges the user
+    route with update-paths, as the docs tell them to (issue #25)."""
+    from inventory.models import Endpoint
+
+    alice = Endpoint.objects.filter(host__name=host, method="GET", path="/users/v1/alice").first()
+    if alice is not None:
+        answer = client.post(f"/api/v1/endpoint/{alice.uuid}/update-paths", {"paths": ["/users/v1/{username}"]},
+                             format="json")
+        assert answer.status_code == 200, answer.content
 
 
 def _summary(vulnerable: dict, fixed) -> None:
