@@ -20,7 +20,12 @@ SELF_SEGMENTS = {"me", "self", "current", "profile", "account", "whoami", "my", 
 
 
 def is_self_path(path: str) -> bool:
-    return any(s.lower() in SELF_SEGMENTS for s in path_segments(path))
+    """A route of the caller's own user: a self word in it (``/me``, ``/account/settings``), or a path
+    without parameters ending in the singular ``user`` (``GET /api/user``: the caller, where ``/users``
+    would be the collection)."""
+    segments = [s.lower() for s in path_segments(path)]
+    return any(s in SELF_SEGMENTS for s in segments) or (
+        bool(segments) and segments[-1] == "user" and not any(segment_is_parameter(s) for s in segments))
 
 
 def views(profile: EndpointProfile, segments: list[str], *, user: bool = False,

@@ -42,6 +42,7 @@ from ..placeholders import literal
 from ..profile import EndpointProfile
 from ._base import GenerationContext, SecurityTemplate, accepted, assertion, build_request, path_url, refused, register
 from ._mass_values import PRIVILEGED_FIELDS, Injection, injections
+from ._readback import is_self_path
 
 __all__ = ["PRIVILEGED_FIELDS", "MassAssignment"]
 MAX_READS = 4
@@ -113,7 +114,7 @@ def _fresh_body(body: dict, suffix: str = "") -> tuple[dict, dict[str, str]]:
 
 
 def _is_self_path(path: str) -> bool:
-    return any(s.lower() in SELF_SEGMENTS for s in path_segments(path))
+    return is_self_path(path)
 
 
 def _write_target(profile: EndpointProfile, body: dict) -> tuple[list[str], str | None, bool]:

@@ -41,7 +41,8 @@ administrator). ``Authorization: Bearer tok-<name>``, or a ``sid`` cookie from `
   comment's author's, under its own article (others: 403, another article: 404); ``bola_comment_delete``:
   anyone's.
 * ``POST /api/users`` ``{"user": {username, email, password}}``: a registration (anyone); a user name or
-  email already taken is ``400``.
+  email already taken is ``400``. ``register_role``: a ``role`` in the body is kept. ``GET /api/user``: the
+  caller (``{"user": {username, email, role}}``).
 * ``POST /api/products/{id}/favorite``: the caller favourites a product; ``DELETE`` the same path undoes
   it. Favouriting twice, or undoing a favourite that is not there, is ``400``.
 * ``GET /api/reset-db``: puts every record back as seeded (counted in ``resets``).
@@ -56,7 +57,7 @@ from urllib.parse import parse_qsl
 
 FLAWS = ("anon_me", "orders_anonymous", "bola_orders", "bola_password", "profile_by_body", "bfla_update_role",
          "bola_basket_read", "bola_checkout", "bola_note_delete", "wallet_any_sid", "bola_basket_add",
-         "bola_article_delete", "bola_comment_delete")
+         "bola_article_delete", "bola_comment_delete", "register_role")
 USERS = {
     "alice": {"id": 1, "password": "Alice-pw-1", "email": "alice@market.test", "phone": "+15550001", "bio": "",
               "role": "customer"},
@@ -182,12 +183,19 @@ class MarketApp:
                 return 422, {"errors": {"user": ["username, email and password are required"]}}, []
             if name in self.users or any(u["email"] == email for u in self.users.values()):
                 return 400, {"errors": {"user": ["has already been taken"]}}, []
+            role = fields.get("role") if "register_role" in self.flaws and isinstance(fields.get("role"), str) \
+                else "customer"
             self.users[name] = {"id": len(self.users) + 1, "password": password, "email": email, "phone": "",
-                                "bio": "", "role": "customer"}
+                                "bio": "", "role": role}
             self.tokens[f"tok-{name}"] = name
             return 201, {"user": {"username": name, "email": email, "token": f"tok-{name}"}}, []
         if path == "/api/products" and method == "GET":
             return 200, PRODUCTS, []
+        if path == "/api/user" and method == "GET":
+            if caller is None:
+                return 401, {"error": "authentication required"}, []
+            user = self.users[caller]
+            return 200, {"user": {"username": caller, "email": user["email"], "role": user["role"]}}, []
         if path == "/api/me" and method == "GET":
             if caller is None:
                 return 200, (self._profile("alice") if "anon_me" in self.flaws else {"user": None}), []

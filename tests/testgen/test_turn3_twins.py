@@ -410,6 +410,19 @@ def test_the_callers_relation_to_one_object_is_no_bulk_delete(favorites, market)
     assert "/api/products/1/favorite" in sent and not any(p.startswith("/api/products/2") for p in sent)
 
 
+@pytest.mark.parametrize(("flaws", "outcome"), [((), "PASSED"), (("register_role",), "FAILED")])
+def test_a_registration_is_read_back_by_the_new_user_through_the_singular_user_route(registration, market, flaws,
+                                                                                     outcome):
+    """``GET /api/user`` (no parameter, singular) is the caller's own user: the user a registration created
+    logs in and reads a role it was not to set."""
+    observed("POST", "/api/login", authenticated=False, body={"username": "carol", "password": "[REDACTED]"},
+             response={"token": "[REDACTED]"})
+    observed("GET", "/api/user", response={"user": {"username": "alice", "email": "alice@market.test", "role": "customer"}})
+    market(*flaws)
+    found = run("MASS_ASSIGNMENT", "POST", "/api/users")
+    assert found["outcomes"]["MASS_ASSIGNMENT"] == outcome, found["output"]
+
+
 # --- a weak JWT secret of six digits --------------------------------------------------------------
 
 @pytest.mark.parametrize(("secret", "outcome"), [("384912", "FAILED"), ("k3Qp9-not-a-number-7f2a91c0e", "PASSED")])
