@@ -14,6 +14,7 @@ itself, so nothing an API's users send can become a ``{{placeholder}}`` in a tes
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -266,9 +267,12 @@ def _host_reads(host_ids: set[int]) -> dict[int, HostReads]:
     and the item pattern under each collection, /users -> /users/{param1}), its user read pattern
     and the user names seen in that pattern's paths. Two queries."""
     reads: dict[int, HostReads] = {}
-    for h, p in Endpoint.objects.filter(host_id__in=host_ids, method="GET").order_by("path").values_list(
-            "host_id", "path"):
+    literal_reads: list[tuple[Any, int, list[str]]] = []
+    for uuid, h, p in Endpoint.objects.filter(host_id__in=host_ids, method="GET").order_by("path").values_list(
+            "uuid", "host_id", "path"):
         host = reads.setdefault(h, HostReads())
+        if path_segments(p) and not segment_is_parameter(path_segments(p)[-1]):
+            literal_reads.append((uuid, h, path_segments(p)))
         if destructive_reason(p, "GET"):  # never a read-back (testgen/scope.py)
             continue
         host.patterns.add(p)
@@ -289,7 +293,33 @@ def _host_reads(host_ids: set[int]) -> dict[int, HostReads]:
             parts = path_segments(concrete)
             if users.get(host_id) == pattern and len(parts) == len(path_segments(pattern)):
                 reads[host_id].user_names.add(parts[-1])
+        # A literal read of the user read's shape (``GET /users/v1/maria`` beside ``/users/v1/{param1}``, a
+        # route the inventory kept apart) is a user's when its own answer names it under a user key.
+        candidates = {uuid: (h, parts[-1]) for uuid, h, parts in literal_reads if h in users
+                      and len(parts) == len(path_segments(users[h])) and parts[:-1] == path_segments(users[h])[:-1]}
+        if candidates:
+            for endpoint_id, body in _rows_per_endpoint(ApiTrace.objects.filter(endpoint_id__in=list(candidates)),
+                                                        [F("created_at").desc()], 1, ("response_body",)):
+                h, name = candidates[endpoint_id]
+                if name in _user_values(body):
+                    reads[h].user_names.add(name)
     return reads
+
+
+def _user_values(text: str) -> set[str]:
+    """The values of an answer's user keys (``username``, ``login``, ``email``… in any spelling) at the top
+    level or under one object (``{"user": {...}}``, ``{"data": {...}}``)."""
+    from .ownership import USER_KEYS, compact_key
+
+    if not text or not text.lstrip().startswith("{"):
+        return set()
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return set()
+    nodes = [value] + [v for v in value.values() if isinstance(v, dict)] if isinstance(value, dict) else []
+    return {str(v) for node in nodes for k, v in node.items()
+            if isinstance(v, (str, int)) and not isinstance(v, bool) and compact_key(k) in USER_KEYS | {"email"}}
 
 
 def profile_load(*, endpoint: Endpoint) -> EndpointProfile:

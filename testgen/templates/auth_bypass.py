@@ -109,7 +109,8 @@ class AuthBypass(SecurityTemplate, name="AUTH_BYPASS", priority=20, title="Authe
         # A read naming its object in the path (``/articles/{slug}``) shows that object: the test user's
         # name in it (its author) is the object's content, not the caller's session, so only classified
         # sensitive values count there; a read naming none (``/me``, ``/orders``) is about the caller.
-        names_object = any(segment_is_parameter(s) for s in path_segments(profile.path))
+        names_object = any(segment_is_parameter(s) for s in path_segments(profile.path)) \
+            or profile.implicit_user is not None  # a user's name kept literal (/users/v1/maria)
         requests = [
             build_request(profile, "The example request, with the test user's credentials (the control)"),
             build_request(profile, f"Without the {header} header", headers={}, omitHeaders=[header]),

@@ -580,3 +580,19 @@ def test_every_template_writes_only_to_the_test_identities_and_sends_nothing_els
     assert app.resets == 0 and not any(r["path"] == "/api/reset-db" for r in app.requests)
     markers = {r["headers"].get(HEADER.lower()) for r in app.requests}
     assert markers == {markers and next(iter(markers))} and next(iter(markers)).startswith(str(run.uuid))
+
+
+def test_a_user_name_the_inventory_kept_literal_is_never_written(market):
+    """The inventory kept carol's routes apart (``GET /api/users/carol``, ``PUT /api/users/carol/password``:
+    names that read as words stay literal): her own read names her under ``username``, so the write's
+    literal segment is a user seen in traffic; every template writes the test identity's own instead."""
+    observed("GET", "/api/users/{param1}", paths=["/api/users/alice"], response=PROFILE)
+    observed("GET", "/api/users/carol", response={**PROFILE, "username": "carol", "email": "carol@market.test"})
+    observed("PUT", "/api/users/carol/password", body={"password": "[REDACTED]"})
+    app = market("bola_password", env={"login": {"url": "/api/login", "body": {"username": "alice",
+                                                                              "password": "Alice-pw-1"},
+                                                 "tokenPath": "token"}})
+    run_command("--host", HOST, "--endpoint", "/api/users/carol/password", "--method", "PUT")
+    assert app.users["carol"]["password"] == "Carol-pw-3" and app.users["alice"]["password"] == "Alice-pw-1"
+    writes = [r for r in app.requests if r["method"] == "PUT"]
+    assert writes and not any("carol" in r["path"] for r in writes)
