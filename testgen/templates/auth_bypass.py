@@ -81,6 +81,22 @@ def forged_requests(profile: EndpointProfile, body=None) -> list[tuple[dict, str
     return requests
 
 
+def public_route(profile: EndpointProfile) -> str | None:
+    """The host's GET pattern that also matches this read's path and that traffic showed called without
+    credentials (``GET /users/v1/{param1}`` for ``GET /users/v1/maria``, a route the inventory kept apart):
+    the route is public by what traffic showed, so what an anonymous caller gets there proves nothing. None
+    when there is none."""
+    if profile.facts is None:
+        return None
+    parts = path_segments(profile.path)
+    for path, read in profile.facts.reads.items():
+        other = path_segments(path)
+        if path != profile.path and not read.is_authenticated and len(other) == len(parts) and all(
+                a == b or segment_is_parameter(a) for a, b in zip(other, parts, strict=True)):
+            return path
+    return None
+
+
 @register
 class AuthBypass(SecurityTemplate, name="AUTH_BYPASS", priority=20, title="Authentication bypass"):
     def applies(self, profile: EndpointProfile) -> bool:
@@ -118,14 +134,16 @@ class AuthBypass(SecurityTemplate, name="AUTH_BYPASS", priority=20, title="Authe
         checks = [
             accepted(0, "The example request with the test user's credentials is accepted (else nothing can be "
                         "compared)", inconclusive=True),
-            refused(1, "Without credentials the answer carries none of the test user's sensitive or user-specific "
-                       "content", otherwise=assertion(
-                           "body", "notContains", "{{responses[0].body}}", request=1,
-                           private={"paths": profile.private_paths(),
-                                    "values": [] if names_object else ["{{testUserId}}"]},
-                           description="the answer without credentials shows none of the authenticated answer's "
-                                       "sensitive or user-specific values")),
         ]
+        public = public_route(profile)
+        if public is None:
+            checks.append(refused(
+                1, "Without credentials the answer carries none of the test user's sensitive or user-specific "
+                   "content", otherwise=assertion(
+                       "body", "notContains", "{{responses[0].body}}", request=1,
+                       private={"paths": profile.private_paths(), "values": [] if names_object else ["{{testUserId}}"]},
+                       description="the answer without credentials shows none of the authenticated answer's "
+                                   "sensitive or user-specific values")))
         forged_checks = []
         for request, proved in forged_requests(profile):
             index = len(requests)

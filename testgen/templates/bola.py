@@ -342,14 +342,22 @@ class Bola(SecurityTemplate, name="BOLA", priority=10, title="Broken object leve
             # when the slot is numeric and testUserId a name (read from its own user first).
             pairs = [[own, value if target.user_like else literal(owner)],
                      *([[own_id, literal(owner)]] if own_id else [])]
+            skip = pairs[0] if len(pairs) == 1 else pairs
             index = plan.add(attack(profile, target, value,
                                     f"An object of another user seen in traffic ({target.label} = {value}, owner "
-                                    f"{owner}) with the test identity's token",
-                                    skipIfEquals=pairs[0] if len(pairs) == 1 else pairs))
+                                    f"{owner}) with the test identity's token", skipIfEquals=skip))
+            # Served alike without credentials, it is public (a profile anyone reads), not another's.
+            anonymous = plan.add(attack(profile, target, value, f"The same object without credentials (is it "
+                                        "public?)", headers={}, omitHeaders=[profile.credential_header],
+                                        skipIfEquals=skip))
+            public = assertion("body", "equals", f"{{{{responses[{index}].body}}}}", request=anonymous,
+                               compare="similar", description="it is served alike without credentials (a public "
+                                                              "object)")
             # Ids are reused (a fresh test deployment, an object an earlier test created): an answer
             # naming another owner than traffic showed is not that user's object.
             plan.check(refused(index, "Another user's object is not served to the test identity",
-                               otherwise=assertion("body", "notEquals", literal(owner), field) if field else None))
+                               otherwise=assertion("body", "notEquals", literal(owner), field, otherwise=public)
+                               if field else public))
         if not any(a.get("request") is not None and not a.get("precondition") for a in plan.assertions):
             # No other user's object is known: the request names the id to configure and is optional,
             # so the test is INCONCLUSIVE saying what is missing (it cannot decide; DECISIONS §8).

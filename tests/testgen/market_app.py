@@ -45,6 +45,7 @@ administrator). ``Authorization: Bearer tok-<name>``, or a ``sid`` cookie from `
   caller (``{"user": {username, email, role}}``).
 * ``POST /api/products/{id}/favorite``: the caller favourites a product; ``DELETE`` the same path undoes
   it. Favouriting twice, or undoing a favourite that is not there, is ``400``.
+* ``GET /api/profiles/{username}``: a public profile (anyone, no credentials needed), email included.
 * ``GET /api/reset-db``: puts every record back as seeded (counted in ``resets``).
 """
 from __future__ import annotations
@@ -206,6 +207,10 @@ class MarketApp:
             if caller is None:
                 return 401, {"error": "authentication required"}, []
             return 200, [self._order(i) for i, owner in ORDERS.items() if owner == caller], []
+        if len(parts) == 3 and parts[:2] == ["api", "profiles"] and method == "GET":
+            if parts[2] not in self.users:
+                return 404, {"error": "no such user"}, []
+            return 200, {"username": parts[2], "email": self.users[parts[2]]["email"], "bio": self.users[parts[2]]["bio"]}, []
         if len(parts) in (3, 4) and parts[:2] == ["api", "articles"] and method == "GET":
             if parts[2] not in self.articles or (len(parts) == 4 and parts[3] != "comments"):
                 return 404, {"error": "no such article"}, []

@@ -46,18 +46,20 @@ def urls(test) -> list[str]:
 def test_a_user_path_with_a_version_segment_uses_the_test_users_own_id(identities):
     identities(BOB)
     test = bola(user_read())
-    own, bob_read, bob, anonymous, carol = test["requests"]
+    own, bob_read, bob, anonymous, carol, carol_anonymous = test["requests"]
     assert own["url"] == "{{baseUrl}}/users/v1/{{testUserId}}" and "identity" not in own
     assert (bob_read["url"], bob_read["identity"]) == ("{{baseUrl}}/users/v1/{{identities.bob.userId}}", "bob")
     assert bob["url"] == bob_read["url"] and "identity" not in bob  # bob's own user, with alice's token
     # and without credentials: an object served to anyone is public, not bob's private object
     assert anonymous["url"] == bob["url"] and anonymous["omitHeaders"] == ["Authorization"]
     assert carol["url"] == "{{baseUrl}}/users/v1/carol" and carol["skipIfEquals"] == ["{{testUserId}}", "carol"]
+    assert carol_anonymous["url"] == carol["url"] and carol_anonymous["omitHeaders"] == ["Authorization"]
     # refused in any form (verdicts.py); bob's answer is compared with bob's own read of it
     checks = [a for a in test["assertions"] if not a.get("precondition")]
     assert [a["verdict"] for a in checks] == ["refused"] * 2
     assert checks[0]["otherwise"]["compare"] == "similar"
     assert checks[0]["otherwise"]["otherwise"]["request"] == 3  # public: alike without credentials
+    assert checks[1]["otherwise"]["request"] == 5  # carol's too
 
 
 def test_a_literal_user_name_in_a_path_is_the_object_and_writes_go_to_the_second_identity_only(identities):
@@ -115,13 +117,18 @@ def test_traffic_shows_which_identity_owns_an_object(identities):
     for concrete, owner in (("/books/v1/2", "bob"), ("/books/v1/3", "carol")):
         ApiTraceFactory(endpoint=endpoint, path=concrete, response_body=json.dumps({"id": 9, "owner": owner}))
     test = bola(endpoint)
-    by_url = {r["url"]: r for r in test["requests"] if "identity" not in r}
+    by_url = {r["url"]: r for r in test["requests"] if "identity" not in r and "omitHeaders" not in r}
     assert set(by_url) == {"{{baseUrl}}/books/v1/2", "{{baseUrl}}/books/v1/3"}  # book 1 is alice's own
     carol = by_url["{{baseUrl}}/books/v1/3"]
     assert carol["skipIfEquals"] == ["{{testUserId}}", "carol"]
     index = test["requests"].index(carol)
     check = next(a for a in test["assertions"] if a["request"] == index)
+    public = check["otherwise"].pop("otherwise")
     assert check["otherwise"] == {"type": "body", "field": "owner", "condition": "notEquals", "value": "carol"}
+    # or served alike without credentials (a public object): the same request, anonymous
+    anonymous = test["requests"][public["request"]]
+    assert anonymous["url"] == carol["url"] and anonymous["omitHeaders"] == ["Authorization"]
+    assert public["compare"] == "similar" and public["value"] == f"{{{{responses[{index}].body}}}}"
 
 
 def test_without_a_second_identity_a_write_says_what_is_missing(identities):
@@ -220,7 +227,8 @@ def test_a_numeric_user_read_skips_the_test_users_own_id_read_from_its_user(iden
     lookup, own, *others = test["requests"]
     assert lookup["url"] == "{{baseUrl}}/users/v1/{{testUserId}}"
     assert own["url"] == "{{baseUrl}}/users/v1/{{responses[0].body.id}}/orders"
-    assert [r["skipIfEquals"] for r in others] == [["{{responses[0].body.id}}", "1"], ["{{responses[0].body.id}}", "2"]]
+    assert [r["skipIfEquals"] for r in others] == [["{{responses[0].body.id}}", "1"]] * 2 + [
+        ["{{responses[0].body.id}}", "2"]] * 2  # each with its anonymous control
 
 
 def test_a_credential_change_of_the_test_identity_writes_its_own_password_back(identities):

@@ -596,3 +596,28 @@ def test_a_user_name_the_inventory_kept_literal_is_never_written(market):
     assert app.users["carol"]["password"] == "Carol-pw-3" and app.users["alice"]["password"] == "Alice-pw-1"
     writes = [r for r in app.requests if r["method"] == "PUT"]
     assert writes and not any("carol" in r["path"] for r in writes)
+
+
+PUBLIC_CAROL = {"username": "carol", "email": "carol@market.test", "bio": "carol's bio"}
+
+
+def test_a_public_profile_of_a_user_seen_in_traffic_is_no_finding(market):
+    """Profiles anyone may read: carol's, seen in traffic, is served to alice as to an anonymous caller
+    (BOLA's control without credentials)."""
+    observed("GET", "/api/profiles/{param1}", paths=["/api/profiles/carol", "/api/profiles/alice"],
+             response=PUBLIC_CAROL, classes={"email": ["email"]})
+    app = market()
+    clean(run("BOLA", "GET", "/api/profiles/{param1}"), "BOLA")
+    carol = [r for r in app.requests if r["path"] == "/api/profiles/carol"]
+    assert {"authorization" in r["headers"] for r in carol} == {True, False}  # with alice's token, and without
+
+
+def test_a_literal_route_whose_pattern_traffic_called_anonymously_is_public(market):
+    """The inventory kept ``/api/profiles/carol`` (called with a token) apart from ``/api/profiles/{param1}``,
+    which traffic called without credentials: the route is public, what an anonymous caller gets there
+    is no bypass."""
+    observed("GET", "/api/profiles/{param1}", paths=["/api/profiles/root"], authenticated=False,
+             response={**PUBLIC_CAROL, "username": "root"})
+    observed("GET", "/api/profiles/carol", response=PUBLIC_CAROL, classes={"email": ["email"]})
+    market()
+    clean(run("AUTH_BYPASS", "GET", "/api/profiles/carol"), "AUTH_BYPASS")
