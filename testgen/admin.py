@@ -54,8 +54,13 @@ class TestingEnvironmentForm(forms.ModelForm):
             self.add_error("extra", "Expected an object of name: value.")
             return cleaned
         wire.update(extra)
-        # Identities and login recipes are set through the API only; saving here keeps them.
+        # Identities, login recipes, cookies and the run scope (exclude, allowDestructive) are set through the
+        # API only; saving here keeps them.
         if self.instance.pk:
+            for wire_name, stored in (("exclude", self.instance.exclude),
+                                      ("allowDestructive", self.instance.allow_destructive)):
+                if stored is not None:
+                    wire[wire_name] = stored
             try:
                 wire.update(identities_stored(self.instance))
             except AuthTokenUnreadable:

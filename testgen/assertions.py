@@ -11,7 +11,9 @@ A value absent from the answer fails the positive conditions and passes the
 negative ones (``notEquals``, ``notIn``, ``notContains``, ``notExists``).
 ``contains``/``notContains`` with a list need all/none of its items.
 Extensions: ``request``, ``aggregate``, ``compare``, ``ignoreCase``, ``otherwise`` (nests), ``keys``,
-``whenContentType``, ``plus``, ``precondition``, ``inconclusive``, ``description`` (see ``docs/testgen.md``).
+``whenContentType``, ``plus``, ``precondition``, ``inconclusive``, ``description``, ``verdict`` (the answer
+was ``refused`` or ``accepted`` in any form, ``testgen/verdicts.py``; a login ``loggedIn`` or
+``notLoggedIn``), ``private``, ``item`` (see ``docs/testgen.md``).
 ``request`` may be a list of indices: the answers of those requests that were sent.
 """
 from __future__ import annotations
@@ -24,11 +26,13 @@ from typing import Any
 from urllib.parse import quote, quote_plus, unquote_plus
 
 from .placeholders import MISSING, Resolver, Unresolved, json_path_get, response_reference
+from .verdicts import refusal
 
 TYPES = ("status", "header", "body", "duration")
 CONDITIONS = ("equals", "notEquals", "in", "notIn", "contains", "notContains", "lessThan", "greaterThan",
               "matches", "exists", "notExists")
 NEGATIVE = {"notEquals", "notIn", "notContains", "notExists"}
+VERDICTS = ("refused", "accepted", "loggedIn", "notLoggedIn")
 _SHOWN = 80
 
 
@@ -94,6 +98,12 @@ def validate_assertion(assertion: Any) -> str | None:
             return "keys must be a regular expression"
     if "plus" in assertion and _number(assertion["plus"]) is None:
         return "plus must be a number"
+    if "verdict" in assertion and assertion["verdict"] not in VERDICTS:
+        return f"verdict must be one of {', '.join(VERDICTS)}"
+    if "private" in assertion and not isinstance(assertion["private"], dict):
+        return "private must be an object"
+    if "item" in assertion and assertion.get("compare") != "similar":
+        return "item needs compare similar"
     if "otherwise" in assertion:
         return validate_assertion(assertion["otherwise"])
     return None
@@ -127,8 +137,8 @@ def _normal_text(text: str, payloads: tuple[str, ...]) -> str:
 def _shape(value: Any, payloads: tuple[str, ...]) -> Any:
     if isinstance(value, dict):
         return {k: _shape(v, payloads) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_shape(v, payloads) for v in value]
+    if isinstance(value, list):  # in any order: a listing's order is no difference (sets, hash order)
+        return sorted((_shape(v, payloads) for v in value), key=lambda item: json.dumps(item, sort_keys=True))
     if isinstance(value, str):
         return _normal_text(value, payloads)
     if isinstance(value, bool) or value is None:
@@ -138,9 +148,9 @@ def _shape(value: Any, payloads: tuple[str, ...]) -> Any:
 
 def similar(text_a: str, payload_a: str | None, text_b: str, payload_b: str | None) -> bool:
     """Answers alike once both injected payloads are left out of both (HTML character references
-    and URL escapes decoded first): the same JSON structure (keys, list lengths, booleans, strings
-    without payloads and digits; numbers by type), or for non-JSON bodies the same text without
-    payloads, digits and hex ids."""
+    and URL escapes decoded first): the same JSON structure (keys, list lengths and items in any order,
+    booleans, strings without payloads and digits; numbers by type), or for non-JSON bodies the same
+    text without payloads, digits and hex ids."""
     payloads = tuple(p for p in (payload_a, payload_b) if p)
     try:
         json_a, json_b = json.loads(text_a), json.loads(text_b)
@@ -264,6 +274,140 @@ def _check_keys(assertion: dict, exchange: Any, expected: Any, ignore_case: bool
     return True, ""
 
 
+def _check_verdict(verdict: str, exchange: Any) -> tuple[bool, str]:
+    """``verdict``: the answer was refused / accepted in any form (``testgen/verdicts.py``), or a
+    login's answer carried the identity's credential (``loggedIn``; set by the runner)."""
+    if verdict in ("loggedIn", "notLoggedIn"):
+        logged_in = bool(getattr(exchange, "logged_in", False))
+        why = getattr(exchange, "login_problem", None) or ""
+        if verdict == "loggedIn":
+            return logged_in, f"the login gave no credential ({why or exchange.status})"
+        return not logged_in, f"the login was answered {exchange.status} with the identity's credential"
+    reason = refusal(exchange.status, exchange.text)
+    if verdict == "refused":
+        return reason is not None, f"was accepted ({exchange.status}, no refusal in the body)"
+    return reason is None, f"was refused ({reason})"
+
+
+# Keys naming the caller in an answer (a value of the test identity under one makes the answer its own).
+USER_KEYS = re.compile(r"^(user(name)?|user[_-]?id|login|e-?mail|email[_-]?address|owner|account|customer|member|"
+                       r"handle|sub|full[_-]?name|display[_-]?name|phone(number)?)$", re.IGNORECASE)
+_TRIVIAL = {"true", "false", "null", "none", "[redacted]", "user", "admin", "guest", "anonymous"}
+_MAX_VALUES = 5000
+
+
+def _leaves(value: Any, key: str = "", depth: int = 0):
+    """(key, scalar) of a JSON value, breadth bounded by the caller."""
+    if depth > 32:
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, str(k), depth + 1)
+    elif isinstance(value, list):
+        for v in value[:500]:
+            yield from _leaves(v, key, depth + 1)
+    elif value is not None and not isinstance(value, bool):
+        yield key, value
+
+
+def _values_at(value: Any, path: str) -> list[Any]:
+    """Scalars at a data path where ``[]`` stands for every item of a list (``users[].email``)."""
+    nodes = [value]
+    for part in [p for p in path.split(".") if p]:
+        name, lists = part.split("[", 1)[0], part.count("[]")
+        nodes = [n.get(name) for n in nodes if isinstance(n, dict) and name in n]
+        for _ in range(lists):
+            nodes = [item for n in nodes if isinstance(n, list) for item in n[:500]]
+    return [n for n in nodes if n is not None and not isinstance(n, (bool, dict, list))]
+
+
+def _distinctive(value: Any) -> str | None:
+    text = str(value).strip()
+    if len(text) < 3 or text.lower() in _TRIVIAL or (text.lstrip("-").isdigit() and len(text) < 6):
+        return None
+    return text
+
+
+def _check_private(private: dict, exchange: Any, control: Any, resolver: Resolver) -> tuple[bool, str]:
+    """``private`` (AUTH_BYPASS): the answer carries none of the authenticated answer's (``value``, the
+    control's body) sensitive values (those at ``private.paths``, the endpoint's classified fields) nor a
+    value of the test identity (``private.values``) that the control shows under a key naming the caller.
+    Values are compared whole, never quoted in the message."""
+    try:
+        parsed = json.loads(control) if isinstance(control, str) else control
+    except (ValueError, RecursionError):
+        return True, ""
+    identity = set()
+    for item in private.get("values") or []:
+        try:
+            resolved = resolver.resolve(item)
+        except Unresolved:
+            continue
+        if resolved is not MISSING and resolved is not None:
+            identity.add(str(resolved))
+    secret: set[str] = set()
+    for path in private.get("paths") or []:
+        secret.update(filter(None, map(_distinctive, _values_at(parsed, str(path)))))
+    for key, value in _leaves(parsed):
+        if USER_KEYS.match(key) and str(value) in identity and _distinctive(value):
+            secret.add(str(value))
+        if len(secret) >= _MAX_VALUES:
+            break
+    if not secret:
+        return True, ""
+    answer = exchange.json()
+    if answer is MISSING:
+        shown = {s for s in secret if len(s) >= 5 and s in exchange.text}
+    else:
+        seen = {str(v) for _, v in _leaves(answer)}
+        shown = secret & seen
+    if not shown:
+        return True, ""
+    return False, (f"the answer without valid credentials shows {len(shown)} value(s) of the authenticated "
+                   "answer's sensitive or user-specific content")
+
+
+def _items_naming(text: str, value: str) -> list | None:
+    """The objects of a JSON listing (dicts inside lists, at any depth) holding ``value`` as one of their
+    own scalars (an id or a natural key), or None when the text is no JSON."""
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    found: list = []
+    stack = [(parsed, False)]
+    while stack and len(found) < 100:
+        node, in_list = stack.pop()
+        if isinstance(node, dict):
+            if in_list and any(not isinstance(v, (dict, list)) and str(v) == value for v in node.values()):
+                found.append(node)
+            stack.extend((v, False) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, True) for v in node[:1000])
+    return found
+
+
+def _check_item(assertion: dict, after: str, before: str, resolver: Resolver) -> tuple[bool, str]:
+    """``item`` with ``compare: similar``: a collection compared only where it lists the object (the
+    entries naming ``item``, an id or natural key, or the first of a list of them the collection uses):
+    the same before and after, or not listed before."""
+    values = []
+    for item in assertion["item"] if isinstance(assertion["item"], list) else [assertion["item"]]:
+        try:
+            values.append(str(resolver.resolve(item)))
+        except Unresolved:
+            continue
+    listed = next((found for v in values if (found := _items_naming(before, v))), None)
+    if not listed:
+        return True, ""  # the view does not list the object: it says nothing of it
+    value = next(v for v in values if _items_naming(before, v))
+    now = _items_naming(after, value) or []
+    if len(now) != len(listed):
+        return False, f"lists the object {len(now)} time(s), {len(listed)} before"
+    same = similar(json.dumps(now), None, json.dumps(listed), None)
+    return same, "" if same else "its entry for the object differs from before"
+
+
 def _actual(assertion: dict, exchange: Any, value: Any) -> Any:
     kind = assertion["type"]
     field = str(assertion.get("field") or "")
@@ -340,8 +484,11 @@ def _evaluate(assertion: dict, records: list, resolver: Resolver) -> AssertionRe
         expected = resolver.resolve(assertion.get("value"))
     except Unresolved as exc:
         if exc.kind == "response" and exc.request_index is not None and exc.request_index < len(records) \
-                and records[exc.request_index].skipped:
-            return AssertionResult(0, description, AssertionOutcome.SKIPPED, "compares with a skipped request")
+                and (records[exc.request_index].skipped or "private" in assertion):
+            # Nothing to compare with (a skipped request, or a control that got no answer): undecided.
+            return AssertionResult(0, description, AssertionOutcome.SKIPPED, "compares with a request that got "
+                                   "no answer" if not records[exc.request_index].skipped else
+                                   "compares with a skipped request")
         return AssertionResult(0, description, AssertionOutcome.FAILED, f"cannot resolve {exc}")
     if "plus" in assertion and _number(expected) is not None:
         expected = _number(expected) + _number(assertion["plus"])
@@ -358,13 +505,21 @@ def _evaluate(assertion: dict, records: list, resolver: Resolver) -> AssertionRe
                                                   re.IGNORECASE):
             outcomes.append((True, record, "", exchange))  # not an answer of the kind this assertion is about
             continue
+        if similar_to is not None and assertion["condition"] in ("equals", "notEquals") and "item" in assertion:
+            ok, why = _check_item(assertion, exchange.text, str(expected), resolver)
+            outcomes.append((ok == (assertion["condition"] == "equals"), record, why, exchange))
+            continue
         if similar_to is not None and assertion["condition"] in ("equals", "notEquals"):
             same = similar(exchange.text, record.payload, str(expected), similar_to.payload)
             ok = same == (assertion["condition"] == "equals")
             outcomes.append((ok, record, "differs from the answer to request "
                              f"{similar_to.index}" if not same else "is alike the compared answer", exchange))
             continue
-        if "keys" in assertion:
+        if "verdict" in assertion:
+            ok, why = _check_verdict(assertion["verdict"], exchange)
+        elif "private" in assertion:
+            ok, why = _check_private(assertion["private"], exchange, expected, resolver)
+        elif "keys" in assertion:
             ok, why = _check_keys(assertion, exchange, expected, ignore_case)
         else:
             ok, why = check(assertion["condition"], _actual(assertion, exchange, expected), expected,

@@ -19,6 +19,7 @@ from urllib.parse import quote, urlencode
 from requests.structures import CaseInsensitiveDict  # a data structure only: nothing is sent with requests
 
 from core.outbound import ConnectTimeout, TargetError, TargetRefused, exchange, target_parse
+from core.testmarker import HEADER as MARKER_HEADER
 
 from .targets import TargetGuard
 
@@ -71,8 +72,9 @@ class TestClient:
 
     __test__ = False
 
-    def __init__(self, guard: TargetGuard, *, verify_tls: bool = True):
+    def __init__(self, guard: TargetGuard, *, verify_tls: bool = True, marker: str | None = None):
         self.guard = guard
+        self.marker = marker  # the run's X-Apiscope-Test value (core/testmarker.py), added to every request
         self.tls: ssl.SSLContext | None = None
         if not verify_tls:
             self.tls = ssl.create_default_context()
@@ -105,6 +107,8 @@ class TestClient:
             raise ConnectionFailed(f"{type(exc).__name__}: {exc}") from None
         sent = CaseInsensitiveDict({"User-Agent": USER_AGENT, "Accept": "*/*"})
         sent.update(headers)
+        if self.marker:
+            sent[MARKER_HEADER] = self.marker
         if data is None and method not in ("GET", "HEAD"):
             data = b""
         try:

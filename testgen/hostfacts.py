@@ -41,10 +41,18 @@ class LoginRoute:
     """A login seen in traffic: where to POST which body fields, and where the token is in the answer."""
 
     path: str  # concrete path (no parameters)
-    user_field: str  # dotted body path of the user name / email
+    user_field: str  # body key of the user name / email (inside ``envelope`` when there is one)
     password_field: str
     token_path: str  # dotted path in the answer
     body: dict
+    envelope: str | None = None  # the key the credentials are wrapped under ({"user": {"email", "password"}})
+    form: bool = False  # sent form-encoded (an OAuth2 password grant, an HTML form)
+
+    def body_for(self, user: str, password: str) -> dict:
+        """The login body with ``user`` and ``password`` in their fields."""
+        inner = dict(self.body[self.envelope]) if self.envelope else dict(self.body)
+        inner.update({self.user_field: user, self.password_field: password})
+        return {**self.body, self.envelope: inner} if self.envelope else inner
 
 
 def leaf(data_path: str) -> str:
@@ -61,15 +69,39 @@ class HostFacts:
         self.known = known if known is not None else {}
         self._reads: dict[str, Any] | None = None
         self._login: LoginRoute | None = None
-        self._values: dict[str, Counter] = {}
+        self._values: dict[str, Counter] | None = None
         self._items: dict[tuple, list[str]] = {}
+        self._host_name = ""
+        self.exclude: tuple = ()  # the environment's exclude patterns: never read back through those
 
     def _load(self) -> None:
-        from inventory.models import ApiTrace, Endpoint
-
+        """The host's reads and login route, then the values seen per field (one query more)."""
+        self._load_reads()
+        if self._values is not None:
+            return
         from django.db.models import F
 
-        from .profile import _rows_per_endpoint, profiles_load
+        from inventory.models import ApiTrace
+
+        from .profile import _rows_per_endpoint
+
+        values: dict[str, Counter] = {}
+        traces = _rows_per_endpoint(ApiTrace.objects.filter(endpoint__host_id=self.host_id),
+                                    [F("created_at").desc()], TRACES_PER_ENDPOINT, ("request_body", "response_body"))
+        for _, *bodies in traces:
+            for text in bodies:
+                for name, value in _scalars(_parsed(text)):
+                    values.setdefault(name.lower(), Counter())[value] += 1
+        for name, enum in _spec_enums(self._host_name):
+            counter = values.setdefault(name.lower(), Counter())
+            for value in enum:
+                counter[value] += 0  # known to the API, not seen: after the seen ones
+        self._values = values
+
+    def _load_reads(self) -> None:
+        from inventory.models import Endpoint
+
+        from .profile import profiles_load
 
         if self._reads is not None:
             return
@@ -79,50 +111,45 @@ class HostFacts:
         missing = [e for e in wanted if e.uuid not in self.known]
         profiles = {**{e.uuid: self.known[e.uuid] for e in wanted if e.uuid in self.known},
                     **profiles_load(endpoints=missing, host_id=self.host_id)}
-        self._reads = {p.path: p for p in profiles.values() if p.method == "GET"}
+        self._reads = {p.path: p for p in profiles.values() if p.method == "GET" and not p.destructive}
         for path in self._reads:
             parts = path_segments(path)
             if parts and segment_is_parameter(parts[-1]):
                 self._items.setdefault(tuple(parts[:-1]), []).append(path)
         self._login = next((route for p in profiles.values() if p.method == "POST"
                             for route in [_login_route(p)] if route), None)
-        values: dict[str, Counter] = {}
-        traces = _rows_per_endpoint(ApiTrace.objects.filter(endpoint__host_id=self.host_id),
-                                    [F("created_at").desc()], TRACES_PER_ENDPOINT, ("request_body", "response_body"))
-        for _, *bodies in traces:
-            for text in bodies:
-                for name, value in _scalars(_parsed(text)):
-                    values.setdefault(name.lower(), Counter())[value] += 1
-        for name, enum in _spec_enums(endpoints[0].host.name if endpoints else ""):
-            counter = values.setdefault(name.lower(), Counter())
-            for value in enum:
-                counter[value] += 0  # known to the API, not seen: after the seen ones
-        self._values = values
+        self._host_name = endpoints[0].host.name if endpoints else ""
 
     @property
     def reads(self) -> dict[str, Any]:
-        self._load()
-        return self._reads or {}
+        """The host's GET profiles by path pattern, excluded ones (the environment's ``exclude``) left out."""
+        self._load_reads()
+        if not self.exclude:
+            return self._reads or {}
+        from .scope import pattern_matches
+
+        return {path: read for path, read in (self._reads or {}).items()
+                if not any(pattern_matches(x, "GET", path) for x in self.exclude)}
 
     @property
     def login(self) -> LoginRoute | None:
-        self._load()
+        self._load_reads()
         return self._login
 
     def items_under(self, collection: list[str]) -> list[str]:
         """GET patterns ``<collection>/{param}`` (the item reads of a collection's path segments)."""
-        self._load()
-        return self._items.get(tuple(collection), [])
+        reads = self.reads
+        return [p for p in self._items.get(tuple(collection), []) if p in reads]
 
     def seen(self, name: str, value: Any) -> int:
         """How many times ``value`` was seen for field ``name`` in traffic (0: only in a spec, or never)."""
         self._load()
-        return self._values.get(name.lower(), Counter()).get(value, 0)
+        return (self._values or {}).get(name.lower(), Counter()).get(value, 0)
 
     def values(self, name: str) -> list[Any]:
         """Distinct scalar values seen for field ``name`` (case-insensitive leaf name), most common first."""
         self._load()
-        counter = self._values.get(name.lower(), Counter())
+        counter = (self._values or {}).get(name.lower(), Counter())
         return [v for v, _ in sorted(counter.items(), key=lambda item: -item[1])]
 
 
@@ -150,16 +177,21 @@ def _scalars(value: Any, name: str = "", depth: int = 0):
 
 
 def _login_route(profile) -> LoginRoute | None:
-    if not (profile.has_json_object_body and LOGIN_PATH.search(profile.path) and not profile.path_inputs):
+    if not (isinstance(profile.body, dict) and profile.body_format in ("json", "form")
+            and LOGIN_PATH.search(profile.path) and not profile.path_inputs):
         return None
-    user = next((k for k in profile.body if USER_FIELD.match(str(k))), None)
-    password = next((k for k in profile.body if PASSWORD_FIELD.match(str(k))), None)
+    body, wrapper = profile.body, None
+    if len(body) == 1 and isinstance(next(iter(body.values())), dict):  # {"user": {"email", "password"}}
+        wrapper = str(next(iter(body)))
+        body = body[wrapper]
+    user = next((k for k in body if USER_FIELD.match(str(k))), None)
+    password = next((k for k in body if PASSWORD_FIELD.match(str(k))), None)
     token = next((p for p, t in profile.response_fields.items() if t == "string" and TOKEN_FIELD.search(leaf(p))
                   and "[" not in p), None)
     if not (user and password and token):
         return None
     return LoginRoute(path=profile.path, user_field=user, password_field=password, token_path=token,
-                      body=dict(profile.body))
+                      body=dict(profile.body), envelope=wrapper, form=profile.body_format == "form")
 
 
 def _spec_enums(host: str):

@@ -37,6 +37,11 @@ class TestingEnvironment(Timestamped):
     retries = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Retries on connection errors.")
     headers = models.JSONField(null=True, blank=True, help_text="Headers sent with every test request.")
     extra = models.JSONField(default=dict, blank=True, help_text="Custom placeholder values: name to string.")
+    # What runs may send (DECISIONS §8): endpoints removed from every run, and state-changing
+    # endpoints the operator accepts as targets; lists of {path, methods?} (None = not set).
+    exclude = models.JSONField(null=True, blank=True, help_text="Endpoints removed from every run.")
+    allow_destructive = models.JSONField(null=True, blank=True,
+                                         help_text="State-resetting endpoints the operator accepts as targets.")
 
     class Meta:
         verbose_name = "testing environment"
@@ -85,6 +90,9 @@ class TestRun(models.Model):
     num_inconclusive = models.PositiveIntegerField(default=0)
     num_not_generated = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True, default="")
+    # Per endpoint and identity: requests sent and their statuses, what was skipped or undecided and
+    # why, which objectIds would decide it (testgen/coverage.py); None until the run is recorded.
+    coverage = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

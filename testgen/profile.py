@@ -14,6 +14,7 @@ itself, so nothing an API's users send can become a ``{{placeholder}}`` in a tes
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ from django.db.models.functions import RowNumber
 from classification.models import DataField
 from core.enums import DataSection
 from core.jsontypes import json_type
+from inventory.ingest import credentials as _credentials
 from inventory.ingest.credentials import AUTH_SCHEMES
 from inventory.models import ApiTrace, Endpoint, ObservedPath
 from inventory.patterns.segments import path_segments, segment_is_parameter
@@ -40,12 +42,18 @@ from .examples import (
 from .ownership import is_user_position, login_body_without_real_user, owner_named, user_position
 from .hostfacts import HostFacts
 from .placeholders import literal, literal_values
+from .scope import destructive_reason
 
 # Newest observed paths and traces read per endpoint.
 OBSERVED_PATHS_PER_ENDPOINT = 20
 TRACES_PER_ENDPOINT = 5
-# Header names that carry credentials, in the order we prefer them.
+# Header names that carry credentials, in the order we prefer them (a credential cookie comes last:
+# only cookies the inventory counts as credentials, DECISIONS §4).
 CREDENTIAL_HEADERS = ("authorization", "x-api-key", "api-key", "apikey", "x-auth-token", "x-access-token", "cookie")
+# Newest answer text kept per trace (what a state-resetting endpoint says of itself, testgen/scope.py).
+ANSWER_CHARS = 2000
+# Classes of values that say nothing of a user on their own (an answer carrying them is not private).
+NOT_PRIVATE_CLASSES = frozenset({"ip_address", "mac_address"})
 CANONICAL_HEADER = {
     "authorization": "Authorization",
     "x-api-key": "X-API-Key",
@@ -105,6 +113,10 @@ class EndpointProfile:
     body_format: str | None = None  # "json", "form", "text"
     observed_paths: list[str] = field(default_factory=list)  # concrete, newest first
     response_fields: dict[str, str] = field(default_factory=dict)  # RESPONSE_BODY dataPath -> dataType (2xx)
+    response_classes: dict[str, list[str]] = field(default_factory=dict)  # 2xx RESPONSE_BODY dataPath -> classes
+    credential_cookies: list[str] = field(default_factory=list)  # names of credential cookies traffic carried
+    answers: list[str] = field(default_factory=list)  # the loaded traces' answers (excerpts), newest first
+    anonymous_2xx: bool = False  # a loaded trace without credentials was answered 2xx
     item_read_path: str | None = None  # GET pattern reading what this write changes/creates
     host_reads: HostReads | None = None  # the host's GET patterns (shared by the host's profiles)
     # (concrete path segments, query, owner) of traces whose answer named the object's owner
@@ -113,10 +125,21 @@ class EndpointProfile:
     facts: HostFacts | None = field(default=None, repr=False)  # the host's other endpoints, loaded on use
     write_slots: list | None = None  # objects a write names (own_writes.py), found on first use
     not_own: dict[str, str] = field(default_factory=dict)  # slot placeholder -> why a write naming it is not sent
+    own_user_id: bool = False  # a request names the test user's numeric id, read from its own user (own_writes.py)
 
     @property
     def inputs(self) -> list[Input]:
         return [*self.path_inputs, *self.query_inputs, *self.body_inputs]
+
+    @property
+    def destructive(self) -> str | None:
+        """Why the endpoint resets or bulk-deletes shared state (testgen/scope.py), or None."""
+        return destructive_reason(self.path, self.method, self.answers, self.query)
+
+    def private_paths(self) -> list[str]:
+        """Data paths of the 2xx answer that hold sensitive values (classified, beyond addresses)."""
+        return [path for path, classes in self.response_classes.items()
+                if any(c not in NOT_PRIVATE_CLASSES for c in classes)]
 
     @property
     def has_json_object_body(self) -> bool:
@@ -174,6 +197,7 @@ class HostReads:
     items: dict[tuple, str] = field(default_factory=dict)
     user_read_path: str | None = None
     user_names: set[str] = field(default_factory=set)
+    scoped: tuple | None = None  # the exclude patterns already taken out (services/generation.py)
 
 
 def _segment_type(values: list[str]) -> str:
@@ -205,7 +229,7 @@ def profiles_load(*, endpoints: list[Endpoint], host_id: int | None = None) -> d
 
     fields: dict[Any, list[tuple]] = {}
     for row in DataField.objects.filter(**scope).values_list(
-        "endpoint_id", "data_section", "data_path", "data_type", "content_type", "status_code"
+        "endpoint_id", "data_section", "data_path", "data_type", "content_type", "status_code", "data_classes"
     ):
         fields.setdefault(row[0], []).append(row[1:])
 
@@ -220,7 +244,8 @@ def profiles_load(*, endpoints: list[Endpoint], host_id: int | None = None) -> d
         ApiTrace.objects.filter(**scope),
         [F("created_at").desc()],
         TRACES_PER_ENDPOINT,
-        ("path", "request_parameters", "request_headers", "request_body", "response_body"),
+        ("path", "request_parameters", "request_headers", "request_body", "response_body", "response_status",
+         "meta__apiscopeCredentialCookies"),
     ):
         traces.setdefault(row[0], []).append(row[1:])
 
@@ -242,9 +267,14 @@ def _host_reads(host_ids: set[int]) -> dict[int, HostReads]:
     and the item pattern under each collection, /users -> /users/{param1}), its user read pattern
     and the user names seen in that pattern's paths. Two queries."""
     reads: dict[int, HostReads] = {}
-    for h, p in Endpoint.objects.filter(host_id__in=host_ids, method="GET").order_by("path").values_list(
-            "host_id", "path"):
+    literal_reads: list[tuple[Any, int, list[str]]] = []
+    for uuid, h, p in Endpoint.objects.filter(host_id__in=host_ids, method="GET").order_by("path").values_list(
+            "uuid", "host_id", "path"):
         host = reads.setdefault(h, HostReads())
+        if path_segments(p) and not segment_is_parameter(path_segments(p)[-1]):
+            literal_reads.append((uuid, h, path_segments(p)))
+        if destructive_reason(p, "GET"):  # never a read-back (testgen/scope.py)
+            continue
         host.patterns.add(p)
         parts = path_segments(p)
         if parts and segment_is_parameter(parts[-1]):
@@ -263,7 +293,33 @@ def _host_reads(host_ids: set[int]) -> dict[int, HostReads]:
             parts = path_segments(concrete)
             if users.get(host_id) == pattern and len(parts) == len(path_segments(pattern)):
                 reads[host_id].user_names.add(parts[-1])
+        # A literal read of the user read's shape (``GET /users/v1/maria`` beside ``/users/v1/{param1}``, a
+        # route the inventory kept apart) is a user's when its own answer names it under a user key.
+        candidates = {uuid: (h, parts[-1]) for uuid, h, parts in literal_reads if h in users
+                      and len(parts) == len(path_segments(users[h])) and parts[:-1] == path_segments(users[h])[:-1]}
+        if candidates:
+            for endpoint_id, body in _rows_per_endpoint(ApiTrace.objects.filter(endpoint_id__in=list(candidates)),
+                                                        [F("created_at").desc()], 1, ("response_body",)):
+                h, name = candidates[endpoint_id]
+                if name in _user_values(body):
+                    reads[h].user_names.add(name)
     return reads
+
+
+def _user_values(text: str) -> set[str]:
+    """The values of an answer's user keys (``username``, ``login``, ``email``… in any spelling) at the top
+    level or under one object (``{"user": {...}}``, ``{"data": {...}}``)."""
+    from .ownership import USER_KEYS, compact_key
+
+    if not text or not text.lstrip().startswith("{"):
+        return set()
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return set()
+    nodes = [value] + [v for v in value.values() if isinstance(v, dict)] if isinstance(value, dict) else []
+    return {str(v) for node in nodes for k, v in node.items()
+            if isinstance(v, (str, int)) and not isinstance(v, bool) and compact_key(k) in USER_KEYS | {"email"}}
 
 
 def profile_load(*, endpoint: Endpoint) -> EndpointProfile:
@@ -288,6 +344,41 @@ def _header(headers: Any, name: str) -> str:
     return ""
 
 
+def credential_cookie_names(value: str, known: Any = ()) -> list[str] | None:
+    """The names of the credential cookies a stored Cookie header shows (DECISIONS §4, the inventory's
+    rule: consent, language, theme and analytics cookies are no credential; ``known``: names ingestion
+    found to be credentials by their values before redacting them), or None when the header keeps no
+    names (stored whole as ``[REDACTED]``: then it is taken for a credential)."""
+    if not value.strip():
+        return []
+    names = _credentials.cookie_header_credentials(value)
+    if names is None:
+        return None
+    pairs = _credentials.cookie_pairs(value) or []
+    return list(dict.fromkeys([*names, *(n for n, _ in pairs if n in set(known or ()))]))
+
+
+def _known_cookies(names: Any) -> list[str]:
+    """Credential cookies ingestion recognised by value shape before redaction (the trace's meta keeps
+    them under ``apiscopeCredentialCookies``; only that key is read)."""
+    return [str(n) for n in names] if isinstance(names, list) else []
+
+
+def _carries_credentials(headers: Any, known: Any = ()) -> bool:
+    """Whether a stored request carried credentials: an authenticating header, or a credential cookie."""
+    for item in headers or []:
+        if not isinstance(item, dict):
+            continue
+        name = str(item.get("name", "")).lower()
+        if name == "cookie":
+            names = credential_cookie_names(str(item.get("value", "")), known)
+            if names is None or names:
+                return True
+        elif _credentials.is_auth_header(name):
+            return True
+    return False
+
+
 def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], traces: list[tuple],
              reads: HostReads) -> EndpointProfile:
     pattern = path_segments(endpoint.path)
@@ -302,13 +393,33 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
                         if len(path_segments(p)) == len(pattern)],
     )
 
-    # Credentials: the first credential header (in preference order) seen in a trace.
+    # Credentials: the first credential header (in preference order) seen in any loaded trace; the Cookie
+    # header only when it carried a credential cookie (names kept by redaction, or the whole value redacted).
     seen_headers = {str(h.get("name", "")).lower() for t in traces for h in (t[2] or []) if isinstance(h, dict)}
+    cookies: list[str] = []
+    cookie_credential = False
+    for trace in traces:
+        value = _header(trace[2], "cookie")
+        names = credential_cookie_names(value, _known_cookies(trace[6])) if value else []
+        cookie_credential = cookie_credential or names is None or bool(names)
+        cookies += [n for n in names or [] if n not in cookies]
+    profile.credential_cookies = cookies
     for name in CREDENTIAL_HEADERS:
-        if name in seen_headers:
+        if name in seen_headers and (name != "cookie" or cookie_credential):
             profile.credential_header = CANONICAL_HEADER[name]
             profile.credential_scheme = _credential_scheme(traces, name)
             break
+    else:  # another header the inventory redacted as a credential (``Authorization-Token``, ``X-Session``)
+        spelled = {str(h.get("name", "")).lower(): str(h.get("name", "")) for t in traces for h in (t[2] or [])
+                   if isinstance(h, dict) and REDACTED in str(h.get("value", ""))}
+        other = next((spelled[n] for n in sorted(spelled) if _credentials.is_credential_header(n)
+                      and n not in ("set-cookie", "cookie")), None)
+        if other:
+            profile.credential_header = other
+            profile.credential_scheme = _credential_scheme(traces, other.lower())
+    profile.answers = [str(t[4] or "")[:ANSWER_CHARS] for t in traces]
+    profile.anonymous_2xx = any(200 <= (t[5] or 0) < 300 and not _carries_credentials(t[2], _known_cookies(t[6]))
+                                for t in traces)
 
     # Path parameters: example values from the newest observed path.
     example = profile.observed_paths[0] if profile.observed_paths else None
@@ -330,7 +441,7 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
     query_types: dict[str, str] = {}
     body_types: dict[str, str] = {}
     body_content_type = ""
-    for section, data_path, data_type, content_type, status_code in fields:
+    for section, data_path, data_type, content_type, status_code, classes in fields:
         if section == DataSection.REQUEST_QUERY:
             query_types[data_path] = data_type
         elif section == DataSection.REQUEST_BODY:
@@ -338,6 +449,9 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
             body_content_type = body_content_type or content_type
         elif section == DataSection.RESPONSE_BODY and 200 <= status_code < 300:
             profile.response_fields.setdefault(data_path, data_type)
+            if classes:
+                profile.response_classes.setdefault(data_path, [])
+                profile.response_classes[data_path] += [c for c in classes if c not in profile.response_classes[data_path]]
 
     # Query: names from data fields and traces, values from the newest trace carrying them.
     query: dict[str, str] = {}
@@ -351,20 +465,24 @@ def _profile(endpoint: Endpoint, fields: list[tuple], observed: list[str], trace
         name: literal(value if REDACTED not in value else str(synthetic_value(name, query_types.get(name, "string"))))
         for name, value in query.items()
     }
+    # A credential flow's query names no user seen in traffic either (GET /otp?phone=…).
+    profile.query = {k: str(v) for k, v in login_body_without_real_user(endpoint.path, profile.query,
+                                                                                   endpoint.method).items()}
     profile.query_inputs = [
         Input(location="query", name=name, key=name, example=value,
               data_type=query_types.get(name) or ("integer" if _INTEGER.match(value) else "string"))
         for name, value in profile.query.items()
     ]
 
-    # Body: the newest parseable trace body, else one rebuilt from the data fields.
+    # Body: the newest parseable body of a trace answered 2xx (a failed request's body may be the reason
+    # it failed), else of any trace, else one rebuilt from the data fields.
     if endpoint.method in ("POST", "PUT", "PATCH", "DELETE"):
-        for trace in traces:
+        for trace in sorted(traces, key=lambda t: not 200 <= (t[5] or 0) < 300):
             body, fmt = body_parse(trace[3], _header(trace[2], "content-type") or body_content_type)
             if fmt:
                 profile.body, profile.body_format = literal_values(redacted_replaced(body)), fmt
                 break
-        profile.body = login_body_without_real_user(endpoint.path, profile.body)
+        profile.body = login_body_without_real_user(endpoint.path, profile.body, endpoint.method)
         if profile.body_format is None and body_types:
             if "x-www-form-urlencoded" in body_content_type:
                 profile.body = {p: str(synthetic_value(p, t)) for p, t in body_types.items()}
@@ -410,13 +528,23 @@ def _implicit_user(profile: EndpointProfile, pattern: list[str], reads: HostRead
     """A literal path segment that is a user name seen in the host's user read paths, after a user
     collection (``/users/v1/carol/password`` when ``/users/v1/{param1}`` was read as carol): the path
     stayed literal because only one user used it."""
-    if profile.user_path_position() is not None or not reads.user_names:
+    if profile.user_path_position() is not None:
         return None
     for position, segment in enumerate(pattern):
-        if not segment_is_parameter(segment) and segment in reads.user_names and is_user_position(pattern, position):
+        if segment_is_parameter(segment) or not is_user_position(pattern, position):
+            continue
+        # A user name seen in the host's user reads, or (a write) a name with digits where the host reads
+        # users by parameter (``DELETE /users/v1/spammer9`` beside ``GET /users/v1/{param1}``).
+        named = segment in reads.user_names or (
+            endpoint_writes(profile) and any(ch.isdigit() for ch in segment) and reads.user_read_path is not None
+            and len(path_segments(reads.user_read_path)) == position + 1)
+        if named:
             return Input(location="path", name="username", data_type="string", example=literal(segment), key=position)
     return None
-    return profile
+
+
+def endpoint_writes(profile: EndpointProfile) -> bool:
+    return profile.method in ("POST", "PUT", "PATCH", "DELETE")
 
 
 def _item_read_path(endpoint: Endpoint, pattern: list[str], reads: HostReads) -> str | None:

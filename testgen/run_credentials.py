@@ -34,11 +34,12 @@ def login_as(request: dict, resolver: Resolver, identities: IdentitySet) -> tupl
         return f"cannot log in identity {identity.name}: {exc}"
 
 
-def forge_jwt(request: dict, headers: CaseInsensitiveDict, record: Any) -> bool:
+def forge_jwt(request: dict, headers: CaseInsensitiveDict, record: Any, words: tuple[str, ...] = ()) -> bool:
     """Replace the credential header's token by the ``jwtAttack`` variant (testgen/jwt.py); False
-    (and the request skipped) when that variant cannot be made."""
+    (and the request skipped) when that variant cannot be made. ``words``: the target's host and
+    app words, tried as secrets besides the bundled list and the numbers."""
     header = str(request.get("jwtHeader") or "Authorization")
-    forged = jwt.forge(str(request["jwtAttack"]), headers.get(header, ""))
+    forged = jwt.forge(str(request["jwtAttack"]), headers.get(header, ""), words=words)
     if forged.value is None:
         record.skipped = forged.description
         return False
@@ -64,6 +65,6 @@ def refresh_credential(identities: IdentitySet, headers: CaseInsensitiveDict, re
         identities.refresh(owner)
     except LoginFailed:
         return False
-    headers[owner.header] = owner.credential()
+    identities.send_as(owner, headers)
     resolver.values.update(identities.values())
     return True

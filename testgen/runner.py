@@ -27,6 +27,10 @@ How a TestConfig is run (see ``docs/testgen.md``):
   ``loginPassword`` when given), without changing the identity's token;
 * a request with ``jwtAttack`` sends a variant of the JWT in its credential header
   (``testgen/jwt.py``), or is skipped with the reason when that variant cannot be made;
+* a request with ``identity`` carries that identity's credential (header and/or cookie) and no other
+  identity's (``IdentitySet.send_as``);
+* every request of a run carries the run's ``X-Apiscope-Test`` marker, added by the client at send
+  time (``core/testmarker.py``; never written into a test);
 * then every assertion is evaluated (plus ``expectedStatus`` and
   ``expectedResponse`` of each request).
 
@@ -45,7 +49,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from requests.structures import CaseInsensitiveDict
 
@@ -55,7 +59,7 @@ from .assertions import AssertionOutcome, AssertionResult, assertion_evaluate, v
 from .evidence import Redactor, finding_severity, result_evidence, run_secrets
 from .client import AnswerTimeout, ConnectionFailed, NotSent, TestClient
 from .gates import not_sent
-from .identities import IdentitySet, UnknownIdentity
+from .identities import IdentitySet, UnknownIdentity, login_credentials
 from .placeholders import MISSING, Resolver, Unresolved, literal
 from .run_credentials import forge_jwt, login_as, one_scheme, refresh_credential
 from .services.environment import RunEnvironment
@@ -87,6 +91,9 @@ class Exchange:
     duration_ms: float
     error: str | None = None
     _json: Any = field(default=None, repr=False)
+    # A login's answer (``loginAs``): whether it delivered the identity's credential, and what was missing.
+    logged_in: bool | None = None
+    login_problem: str | None = None
     # What was sent (the evidence of a finding, testgen/evidence.py).
     request_headers: Mapping[str, str] | None = field(default=None, repr=False)
     request_body: bytes | None = field(default=None, repr=False)
@@ -109,6 +116,8 @@ class RequestRecord:
     payload: str | None = None
     skipped: str | None = None  # why, when skipped
     exchanges: list[Exchange] = field(default_factory=list)
+    # Whose credential it carried (coverage): an identity's name, "<name> (login)", "anonymous" or "other".
+    identity: str | None = None
 
 
 @dataclass
@@ -130,6 +139,7 @@ class TestResult:
     duration_ms: float = 0.0
     evidence: dict | None = None  # the request/response pair that decided a FAILED/ERROR outcome
     severity: str | None = None  # of a FAILED result's finding (testgen/evidence.py)
+    endpoint_id: str = ""
 
     @property
     def failures(self) -> list[AssertionResult]:
@@ -231,6 +241,7 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
         method=str(test.get("method", "")) if isinstance(test, dict) else "",
         endpoint=str(test.get("endpoint", "")) if isinstance(test, dict) else "",
         outcome=Outcome.ERROR,
+        endpoint_id=str(test.get("endpointId", "")) if isinstance(test, dict) else "",
     )
     problem = _invalid(test)
     if problem:
@@ -248,8 +259,8 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
     client = client or TestClient(TargetGuard.from_settings(), verify_tls=verify_tls)
     identities = identities or IdentitySet(environment, client, environ)
     # {{uniqueName}}: fresh per test (a new user a test registers), unless the environment sets it.
-    resolver = Resolver({"uniqueName": f"apiscope{secrets.token_hex(4)}", **environment.values, **identities.values()},
-                        environ or {}, answer)
+    resolver = Resolver({"uniqueName": f"apiscope{secrets.token_hex(4)}", "repeat": "0", **environment.values,
+                         **identities.values()}, environ or {}, answer)
     for record in records:  # the injected value as sent (a payload built from traffic holds escapes)
         try:
             record.payload = str(resolver.resolve(record.payload)) if record.payload else record.payload
@@ -270,14 +281,18 @@ def test_run(*, test: dict, environment: RunEnvironment, environ: Mapping[str, s
             result.message = f"request {record.index} needs {{{{{missing[0]}}}}}, which is not set"
             return result
 
+    words = _target_words(test, environment)
     for record, request in zip(records, test["requests"], strict=True):
         if not record.skipped:
-            _run_request(client, test, request, record, resolver, environment, env_headers, identities, records)
+            _run_request(client, test, request, record, resolver, environment, env_headers, identities, records,
+                         words)
 
     result.requests = records
     result.assertions = _evaluate_all(test, records, resolver)
     result.duration_ms = (time.perf_counter() - started) * 1000
     result.outcome, result.message = _outcome(result)
+    if result.outcome == Outcome.PASSED and isinstance(test.get("passedMessage"), str):
+        result.message = test["passedMessage"]  # what a pass proved (RATE_LIMIT: "survived a burst…")
     _redacted(result, Redactor(run_secrets(environment=environment, identities=identities.all(),
                                            environ=environ or {})))
     return result
@@ -296,13 +311,35 @@ def _redacted(result: TestResult, redactor: Redactor) -> None:
 test_run.__test__ = False
 
 
+def _target_words(test: dict, environment: RunEnvironment) -> tuple[str, ...]:
+    """The target's host and app names (JWT secrets made of them are tried): the test's host and
+    the base URL's host."""
+    names = [str(test.get("host") or "")]
+    try:
+        names.append(urlsplit(environment.base_url).hostname or "")
+    except ValueError:
+        pass
+    return tuple(n for n in names if n)
+
+
+def _whose(identities: IdentitySet, headers: CaseInsensitiveDict) -> str:
+    """Whose credential a request carries, for the coverage report."""
+    for identity in identities.all():
+        if identities.carries(identity, headers):
+            return identity.name
+    credential = any(name.lower() in ("authorization", "cookie") or "key" in name.lower() or "token" in name.lower()
+                     for name, value in headers.items() if value)
+    return "other" if credential else "anonymous"
+
+
 def _run_request(client, test, request, record, resolver, environment, env_headers, identities,
-                 records=()) -> None:
+                 records=(), words: tuple[str, ...] = ()) -> None:
     reason = not_sent(request, list(records))
     if reason:
         record.skipped = reason
         return
     if request.get("loginAs") is not None:
+        record.identity = f"{request['loginAs']} (login)"
         _login_as(client, request, record, resolver, environment, identities)
         return
     skip = request.get("skipIfEquals")
@@ -335,12 +372,15 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
         except UnknownIdentity:
             record.skipped = f"identity {request['identity']} is not configured"
             return
-        if identity.credential():
-            headers[identity.header] = identity.credential()
+        if not identity.has_credential:
+            record.skipped = f"identity {identity.name} has no credential"
+            return
+        identities.send_as(identity, headers)
     for name in request.get("omitHeaders") or []:
         headers.pop(str(name), None)
-    if request.get("jwtAttack") and not forge_jwt(request, headers, record):
+    if request.get("jwtAttack") and not forge_jwt(request, headers, record, words):
         return
+    record.identity = str(request["identity"]) if request.get("identity") is not None else _whose(identities, headers)
     if PATH_PARAMETER.search(url):  # {param1} or an operator's {itemId}; {{…}} were resolved above
         record.exchanges.append(Exchange(method, url, None, CaseInsensitiveDict(), "", 0.0,
                                          error="the URL still has a path parameter; give the request a url"))
@@ -350,7 +390,16 @@ def _run_request(client, test, request, record, resolver, environment, env_heade
         else environment.timeout_ms
     stop = {s for s in request.get("stopWhenStatus") or [] if isinstance(s, int)}
     refreshed = False
-    for _ in range(request.get("repeat", 1)):
+    per_repeat = "{{repeat}}" in json.dumps([request.get("body"), request.get("queryParams")])
+    for number in range(request.get("repeat", 1)):
+        if per_repeat:  # {{repeat}}: the repetition's number (a registration burst registers one user each)
+            resolver.values["repeat"] = str(number)
+            try:
+                params = {k: "" if v is None else str(v)
+                          for k, v in resolver.resolve(request.get("queryParams") or {}).items()}
+                data = _encode_body(resolver.resolve(request.get("body")), headers)
+            except Unresolved:
+                break
         exchange = _send(client, method=method, url=url, headers=headers, params=params or None, data=data,
                          timeout_ms=timeout_ms, retries=environment.retries)
         if exchange.status == 401 and not refreshed:
@@ -370,8 +419,18 @@ def _login_as(client, request, record, resolver, environment, identities) -> Non
         record.skipped = prepared
         return
     method, url, headers, data = prepared
-    record.exchanges.append(_send(client, method=method, url=url, headers=headers, params=None, data=data,
-                                  timeout_ms=environment.timeout_ms, retries=environment.retries))
+    exchange = _send(client, method=method, url=url, headers=headers, params=None, data=data,
+                     timeout_ms=environment.timeout_ms, retries=environment.retries)
+    if exchange.status is not None:  # a login proves something only by the credential it returns
+        identity = identities.identity(str(request["loginAs"]))
+        token, cookie, problem = login_credentials(identity.login or {}, exchange.status, exchange.headers,
+                                                   exchange.text)
+        exchange.logged_in, exchange.login_problem = problem is None, problem
+        if problem is None and request.get("adoptCredential"):
+            # The identity's password is what this login used now: its credential is this login's.
+            identities.adopt(identity, token, cookie)
+            resolver.values.update(identities.values())
+    record.exchanges.append(exchange)
 
 
 def _evaluate_all(test: dict, records: list[RequestRecord], resolver: Resolver) -> list[AssertionResult]:
@@ -417,7 +476,7 @@ def _outcome(result: TestResult) -> tuple[str, str]:
 
 def tests_run(*, tests: Iterable[dict], environment: RunEnvironment, environ: Mapping[str, str] | None = None,
               verify_tls: bool = True, on_result: Callable[[int, TestResult], None] | None = None,
-              guard: TargetGuard | None = None) -> list[TestResult]:
+              guard: TargetGuard | None = None, marker: str | None = None) -> list[TestResult]:
     """Run tests one after the other; ``on_result(position, result)`` after each (progress).
 
     ``baseUrl`` is vetted before the first test: a refused one raises ``TargetRefused`` with
@@ -426,8 +485,9 @@ def tests_run(*, tests: Iterable[dict], environment: RunEnvironment, environ: Ma
     vetted addresses every request of the run reuses.
 
     Every identity with a login recipe logs in first: one that cannot raises ``LoginFailed``
-    (nothing else is sent)."""
-    client = TestClient(guard or TargetGuard.from_settings(), verify_tls=verify_tls)
+    (nothing else is sent). ``marker``: the run's ``X-Apiscope-Test`` value, sent with every request
+    (logins included)."""
+    client = TestClient(guard or TargetGuard.from_settings(), verify_tls=verify_tls, marker=marker)
     try:
         client.guard.vet_url(environment.base_url)
     except TargetRefused:

@@ -6,14 +6,17 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import URLValidator
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.enums import HttpMethod
 from core.masking import MaskedForReadKeys, evidence_masked, url_masked
 from detections.serializers import TimestampField
 
+from .coverage import coverage_masked
 from .evidence import evidence_masked_for_read
-from .identity_serializers import IdentitiesField, LoginSerializer, ObjectIdsField
+from inventory.ingest.credentials import REDACTED
+from .identity_serializers import CookieSerializer, IdentitiesField, LoginSerializer, ObjectIdsField, ScopePatternsField
 from .placeholders import env_references
 from .services.environment import BUILTIN_KEYS
 from .templates import template_names, template_versions
@@ -65,6 +68,19 @@ class GenTestEndpointsQuery(_GenerationOptions):
 # --- TestConfig (response documentation; the services build plain dicts) ----------------
 
 
+@extend_schema_field({"oneOf": [{"type": "integer", "minimum": 0},
+                                 {"type": "array", "items": {"type": "integer", "minimum": 0}}]})
+class RequestIndexField(serializers.JSONField):
+    """An assertion's ``request``: one request index, or a list of them."""
+
+
+@extend_schema_field({"oneOf": [{"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
+                                 {"type": "array", "items": {"type": "array", "items": {"type": "string"},
+                                                             "minItems": 2, "maxItems": 2}}]})
+class SkipIfEqualsField(serializers.JSONField):
+    """A request's ``skipIfEquals``: one pair, or a list of pairs."""
+
+
 class AssertionSerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=["status", "header", "body", "duration"])
     field = serializers.CharField(allow_blank=True, help_text="Dotted path into the response (header/body); '' = all of it.")
@@ -73,7 +89,8 @@ class AssertionSerializer(serializers.Serializer):
         "matches", "exists", "notExists",
     ])
     value = serializers.JSONField(allow_null=True)
-    request = serializers.IntegerField(required=False, help_text="Extension: index of the request checked; all when absent.")
+    request = RequestIndexField(required=False, help_text="Extension: index (or list of indices) of the request(s) "
+                                                          "checked; all when absent.")
     aggregate = serializers.ChoiceField(choices=["all", "any", "last"], required=False,
                                         help_text="Extension: over several answers, all/any/the last must hold.")
     compare = serializers.ChoiceField(choices=["exact", "similar"], required=False, help_text="Extension.")
@@ -81,6 +98,15 @@ class AssertionSerializer(serializers.Serializer):
     precondition = serializers.BooleanField(required=False, help_text="Extension: a sanity check, not the finding.")
     description = serializers.CharField(required=False)
     otherwise = serializers.JSONField(required=False, help_text="Extension: an alternative Assertion.")
+    inconclusive = serializers.BooleanField(required=False, help_text="Extension: what the test needs to decide.")
+    verdict = serializers.ChoiceField(choices=["refused", "accepted", "loggedIn", "notLoggedIn"], required=False,
+                                      help_text="Extension: the answer is a refusal in any form (or not); a login "
+                                                "returned the identity's credential (or not).")
+    private = serializers.JSONField(required=False, help_text="Extension: {paths, values}: the answer shows none of "
+                                                              "the control's sensitive or user-specific values.")
+    item = serializers.JSONField(required=False, help_text="Extension: with compare similar, compare a collection "
+                                                           "only where it lists the object naming this value (or one "
+                                                           "of a list of them).")
 
 
 class TestRequestSerializer(serializers.Serializer):
@@ -99,8 +125,14 @@ class TestRequestSerializer(serializers.Serializer):
     timeout = serializers.IntegerField(required=False, help_text="Extension: timeout in ms for this request.")
     payload = serializers.CharField(required=False)
     optional = serializers.BooleanField(required=False)
-    skipIfEquals = serializers.ListField(child=serializers.CharField(), required=False)
+    skipIfEquals = SkipIfEqualsField(required=False, help_text="Extension: a pair of values, or a list of pairs: "
+                                                               "not sent when a pair's two values are equal.")
     identity = serializers.CharField(required=False, help_text="Extension: send this identity's credential.")
+    onlyIfAccepted = serializers.IntegerField(required=False, help_text="Extension: send only when that request was "
+                                                                        "accepted (not refused in any form).")
+    onlyIfLoggedIn = serializers.IntegerField(required=False, help_text="Extension: send only when that login "
+                                                                        "returned the identity's credential.")
+    skip = serializers.CharField(required=False, help_text="Extension: not sent, and why.")
 
 
 class TestConfigSerializer(serializers.Serializer):
@@ -116,6 +148,7 @@ class TestConfigSerializer(serializers.Serializer):
     endpointId = serializers.UUIDField(required=False)
     templateName = serializers.CharField(required=False)
     templateVersion = serializers.IntegerField(required=False)
+    passedMessage = serializers.CharField(required=False, help_text="Extension: what a pass proved.")
 
 
 class TestGenerationResultSerializer(serializers.Serializer):
@@ -213,6 +246,11 @@ class GlobalEnvSerializer(serializers.Serializer):
     identities = IdentitiesField(required=False, help_text="Further test users (DECISIONS §8).")
     objectIds = ObjectIdsField(required=False, help_text="The primary identity's own object ids per resource "
                                                         "type, written to by generated writes.")
+    cookie = CookieSerializer(required=False, help_text="The primary identity's credential cookie {name, value?} "
+                                                        "(its value set by the login when there is one).")
+    exclude = ScopePatternsField(required=False, help_text="Endpoints removed from every run: [{path, methods?}].")
+    allowDestructive = ScopePatternsField(required=False, help_text=(
+        "State-resetting endpoints the operator accepts as test targets: [{path, methods?}]."))
 
     def validate_headers(self, value: dict) -> dict:
         if len(value) > 100:
@@ -267,6 +305,9 @@ class GlobalEnvResponseSerializer(serializers.Serializer):
     login = serializers.JSONField(required=False)
     identities = serializers.JSONField(required=False)
     objectIds = serializers.DictField(child=serializers.CharField(), required=False)
+    cookie = serializers.JSONField(required=False)
+    exclude = serializers.JSONField(required=False)
+    allowDestructive = serializers.JSONField(required=False)
 
 
 assert set(BUILTIN_KEYS) == set(GlobalEnvSerializer._declared_fields)
@@ -371,6 +412,11 @@ class TestRunDetailSerializer(TestRunSerializer):
 
     __test__ = False
     results = TestRunResultSerializer(many=True)
+    coverage = serializers.JSONField(allow_null=True, help_text=(
+        "The run's coverage (null until recorded): findings by severity; per endpoint its tests' outcomes, "
+        "per identity the requests sent and their statuses, requests not sent and tests not decided with the "
+        "reason and the environment keys that would decide them; endpoints not tested and why; the keys to "
+        "configure with the number of tests each would decide (docs/testgen.md)."))
 
     def masked(self, data: dict) -> dict:
         results = [
@@ -379,4 +425,4 @@ class TestRunDetailSerializer(TestRunSerializer):
              "evidence": evidence_masked_for_read(result["evidence"])}
             for result in data["results"]
         ]
-        return {**super().masked(data), "results": results}
+        return {**super().masked(data), "results": results, "coverage": coverage_masked(data["coverage"], REDACTED)}

@@ -314,6 +314,9 @@ TESTGEN_MAX_INPUTS = env.int("TESTGEN_MAX_INPUTS", default=10)
 # version unchanged since, are served without checking again (0: check on every call). Traffic that
 # changes no endpoint or field shows in generated tests after at most this long. testgen/services/stored.py
 TESTGEN_STORED_RECHECK_SECONDS = env.float("TESTGEN_STORED_RECHECK_SECONDS", default=1.0)
+# Longest the offline search for a test user's weak JWT secret may take, per token (seconds): the
+# bundled list, the target's words, then every number of up to 6 digits (testgen/jwt.py).
+TESTGEN_JWT_CRACK_SECONDS = env.float("TESTGEN_JWT_CRACK_SECONDS", default=30.0)
 # Longest a test run may take in the worker (seconds); a run still RUNNING past it is closed FAILED.
 TESTGEN_RUN_TIME_LIMIT = env.int("TESTGEN_RUN_TIME_LIMIT", default=3600)
 # Environment variables that {{env.NAME}} placeholders may read, only in runs of

@@ -23,10 +23,10 @@ DEFAULT_TIMEOUT_MS = 10_000
 DEFAULT_RETRIES = 2
 
 BUILTIN_KEYS = ("baseUrl", "authToken", "testUserId", "timeout", "retries", "headers", "login", "identities",
-                "objectIds")
-# Stored together, encrypted (DECISIONS §8): they hold tokens and login bodies (passwords); objectIds
-# (the primary identity's own objects, in the shape of an identity's) goes with them.
-IDENTITY_KEYS = ("login", "identities", "objectIds")
+                "objectIds", "cookie", "exclude", "allowDestructive")
+# Stored together, encrypted (DECISIONS §8): they hold tokens, cookies and login bodies (passwords);
+# objectIds (the primary identity's own objects, in the shape of an identity's) goes with them.
+IDENTITY_KEYS = ("login", "identities", "objectIds", "cookie")
 
 
 class AuthTokenUnreadable(Exception):
@@ -48,6 +48,7 @@ class RunEnvironment:
     headers: dict[str, str] = field(default_factory=dict)
     login: dict | None = None  # the primary identity's login recipe
     identities: tuple[dict, ...] = ()  # further test users, as set (wire keys)
+    cookie: dict | None = None  # the primary identity's credential cookie ({name, value?})
 
 
 def _global_row() -> TestingEnvironment | None:
@@ -81,6 +82,10 @@ def _wire(row: TestingEnvironment) -> dict:
         body["retries"] = row.retries
     if row.headers is not None:
         body["headers"] = dict(row.headers)
+    if row.exclude is not None:
+        body["exclude"] = list(row.exclude)
+    if row.allow_destructive is not None:
+        body["allowDestructive"] = list(row.allow_destructive)
     try:
         body.update(identities_stored(row))
     except AuthTokenUnreadable:
@@ -102,17 +107,28 @@ def identities_stored(row: TestingEnvironment) -> dict:
         ) from exc
 
 
-def identity_views() -> tuple[str | None, tuple, dict]:
-    """``(testUserId, identities, objectIds)`` of the global environment for test generation: the
-    further identities that can authenticate (an ``authToken`` or a ``login``) as
-    :class:`~testgen.templates._base.IdentityView`, without their secrets, and the primary identity's
-    own object ids. Nothing when no environment is set or its identities cannot be decrypted (logged)."""
+@dataclass(frozen=True)
+class GenerationEnvironment:
+    """What test generation reads of the global environment (no secret): the primary's ``testUserId``
+    and own ``objectIds``, the further identities that can authenticate as
+    :class:`~testgen.templates._base.IdentityView`, and the run scope (``exclude``, ``allowDestructive``)."""
+
+    test_user_id: str | None = None
+    identities: tuple = ()
+    object_ids: dict = field(default_factory=dict)
+    exclude: tuple = ()
+    allow_destructive: tuple = ()
+
+
+def identity_views() -> GenerationEnvironment:
+    """The global environment as test generation sees it (:class:`GenerationEnvironment`). Nothing
+    when no environment is set; no identity when they cannot be decrypted (logged)."""
     from ..ownership import password_key
     from ..templates._base import IdentityView
 
     row = _global_row()
     if row is None:
-        return None, (), {}
+        return GenerationEnvironment()
     try:
         decrypted = identities_stored(row)
     except AuthTokenUnreadable:
@@ -121,9 +137,11 @@ def identity_views() -> tuple[str | None, tuple, dict]:
     stored = decrypted.get("identities") or []
     views = tuple(
         IdentityView(name=item["name"], user_id=item.get("userId"), object_ids=dict(item.get("objectIds") or {}),
-                     has_password=password_key((item.get("login") or {}).get("body")) is not None)
-        for item in stored if item.get("authToken") or item.get("login"))
-    return row.test_user_id, views, dict(decrypted.get("objectIds") or {})
+                     has_password=password_key((item.get("login") or {}).get("body")) is not None,
+                     has_login=bool(item.get("login")))
+        for item in stored if item.get("authToken") or item.get("login") or (item.get("cookie") or {}).get("value"))
+    return GenerationEnvironment(row.test_user_id, views, dict(decrypted.get("objectIds") or {}),
+                                 tuple(row.exclude or ()), tuple(row.allow_destructive or ()))
 
 
 def _identities_encrypted(values: dict) -> str:
@@ -150,6 +168,8 @@ def global_env_set(*, values: dict) -> dict:
         row.retries = values.get("retries")
         row.headers = values.get("headers")
         row.identities_encrypted = _identities_encrypted(values)
+        row.exclude = values.get("exclude")
+        row.allow_destructive = values.get("allowDestructive")
         row.extra = {k: v for k, v in values.items() if k not in BUILTIN_KEYS}
         row.full_clean()
         row.save()
@@ -196,6 +216,7 @@ def run_environment_load(*, overrides: dict[str, str] | None = None) -> RunEnvir
     return RunEnvironment(
         login=identities.get("login"),
         identities=tuple(identities.get("identities") or ()),
+        cookie=identities.get("cookie"),
         base_url=values["baseUrl"],
         values=values,
         timeout_ms=row.timeout_ms if row.timeout_ms is not None else DEFAULT_TIMEOUT_MS,

@@ -18,6 +18,7 @@ from inventory.patterns.segments import path_segments, segment_is_parameter
 from ..errors import TestEndpointNotFound
 from ..own_writes import own_objects_in_writes
 from ..profile import EndpointProfile, profile_load, profiles_load
+from ..scope import EXCLUDED, exclusion, pattern_matches
 from ..templates import GenerationContext, SecurityTemplate, template_get, templates_by_priority
 
 logger = logging.getLogger(__name__)
@@ -102,6 +103,9 @@ def test_generate(*, endpoint: Endpoint, template_name: str | None = None, versi
     """
     profile = profile or profile_load(endpoint=endpoint)
     context = context or GenerationContext.from_settings()
+    excluded = excluded_reason(profile, context)
+    if excluded:
+        return {"success": False, "msg": EXCLUDED + excluded}
     # Writes name the test identity's own objects, whatever the template (DECISIONS §8).
     own_objects_in_writes(profile, test_user_id=context.test_user_id, object_ids=context.object_ids)
     for template in _candidates(template_name, version):
@@ -115,6 +119,25 @@ def test_generate(*, endpoint: Endpoint, template_name: str | None = None, versi
             continue
         return {"success": True, "templateName": template.name, "templateVersion": template.version, "test": test}
     return {"success": False, "msg": NO_TEMPLATE}
+
+
+def excluded_reason(profile: EndpointProfile, context: GenerationContext) -> str | None:
+    """Why the endpoint is excluded from testing (the environment's ``exclude``, or it resets shared
+    state and ``allowDestructive`` does not name it; testgen/scope.py), or None. The host's reads
+    lose the excluded and state-resetting GETs, so no test reads back through them either."""
+    if profile.host_reads is not None and context.exclude and \
+            getattr(profile.host_reads, "scoped", None) != context.exclude:
+        reads = profile.host_reads
+        gone = {p for p in reads.patterns if any(pattern_matches(x, "GET", p) for x in context.exclude)}
+        reads.patterns -= gone
+        reads.items = {k: v for k, v in reads.items.items() if v not in gone}
+        if reads.user_read_path in gone:
+            reads.user_read_path = None
+        reads.scoped = context.exclude
+    if profile.facts is not None:
+        profile.facts.exclude = context.exclude
+    return exclusion(method=profile.method, path=profile.path, answers=profile.answers, exclude=list(context.exclude),
+                     allow_destructive=list(context.allow_destructive), query=list(profile.query))
 
 
 def tests_generate_for_host(*, host: str, template_name: str | None = None,
@@ -153,6 +176,11 @@ def tests_generate_every(*, endpoints: list[Endpoint], host_id: int | None = Non
     items: list[dict[str, Any]] = []
     for endpoint in endpoints:
         profile = profiles.get(endpoint.uuid) or profile_load(endpoint=endpoint)
+        excluded = excluded_reason(profile, context)
+        if excluded:
+            items.append({"success": False, "endpoint": endpoint.path, "method": endpoint.method,
+                          "msg": EXCLUDED + excluded})
+            continue
         generated = []
         for template in templates_by_priority():
             if template.applies(profile):

@@ -23,8 +23,10 @@ from django.utils import timezone
 from core.errors import ConflictError
 from core.logsafe import withheld
 from core.outbound import TargetRefused
+from core.testmarker import marked_run_close, marked_run_open
 from inventory.models import Host
 
+from ..coverage import coverage_report
 from ..identities import LoginFailed
 from ..models import TestRun, TestRunResult
 from ..runner import TestResult, tests_run
@@ -41,17 +43,20 @@ REENQUEUE_AFTER = timedelta(minutes=2)
 
 
 def tests_collect(*, host: str | None = None, endpoint: str | None = None, method: str | None = None,
-                  template_name: str | None = None, version: int | None = None) -> tuple[list[dict], int]:
+                  template_name: str | None = None, version: int | None = None) -> tuple[list[dict], list[dict]]:
     """Generate the tests a run covers: one endpoint (``endpoint``, narrowed by host/method),
     every endpoint of ``host``, or every endpoint of every host. Without ``template_name`` every
     applicable template runs on each endpoint (DECISIONS §8 and issue #15); with it, that one.
-    Returns the tests and the number of endpoints without a suitable template. Raises
-    ``TestEndpointNotFound``."""
+    Returns the tests and the items of the endpoints that got none (``{endpoint, method, msg, host}``:
+    excluded from testing, no suitable template). Raises ``TestEndpointNotFound``."""
     options = {"template_name": template_name, "version": version}
     if endpoint:
         found = endpoint_find(endpoint=endpoint, host=host, method=method)
         results = (tests_generate_every(endpoints=[found]) if template_name is None
-                   else [test_generate(endpoint=found, **options)])
+                   else [{**test_generate(endpoint=found, **options), "endpoint": found.path,
+                          "method": found.method}])
+        for item in results:
+            item.setdefault("host", found.host.name)
     else:
         hosts = [host] if host else list(
             Host.objects.filter(endpoints__isnull=False).distinct().order_by("name").values_list("name", flat=True))
@@ -59,12 +64,19 @@ def tests_collect(*, host: str | None = None, endpoint: str | None = None, metho
         for name in hosts:
             if template_name is None:
                 host_id, endpoints = host_endpoints(name)
-                results += tests_generate_every(endpoints=endpoints, host_id=host_id)
+                items = tests_generate_every(endpoints=endpoints, host_id=host_id)
             else:
-                results += tests_generate_for_host(host=name, **options)
+                items = tests_generate_for_host(host=name, **options)
+            results += [{**item, "host": name} for item in items]
     tests = [r["test"] for r in results if r.get("success")]
-    tests.sort(key=lambda test: not _runs_first(test))  # stable: the rest keep their order
-    return tests, sum(1 for r in results if not r.get("success"))
+    # Stable: USER_ENUMERATION first (before failed logins lock the test user out), DELETE tests last (they
+    # remove the test identities' objects the other tests name), deeper paths first among them (deleting
+    # /articles/{a} removes its comments, which DELETE /articles/{a}/comments/{c} needs); the rest keep
+    # their order.
+    tests.sort(key=lambda test: (not _runs_first(test), test.get("method") == "DELETE",
+                                 -str(test.get("endpoint", "")).count("/") if test.get("method") == "DELETE" else 0))
+    return tests, [{k: r.get(k, "") for k in ("host", "endpoint", "method", "msg")} for r in results
+                   if not r.get("success")]
 
 
 def _runs_first(test: dict) -> bool:
@@ -142,7 +154,7 @@ def test_run_execute(*, run_id) -> TestRun | None:
         logger.info("Test run %s failed to start (%s)", run.uuid, type(exc).__name__)
         return run
     try:
-        results = tests_run(tests=tests, environment=environment, environ={})
+        results = tests_run(tests=tests, environment=environment, environ={}, marker=marked_run_open(str(run.uuid)))
     except (TargetRefused, ImproperlyConfigured, LoginFailed) as exc:
         test_run_fail(run=run, error=str(exc))
         logger.warning("Test run %s could not start (%s)", run.uuid, type(exc).__name__)
@@ -151,6 +163,8 @@ def test_run_execute(*, run_id) -> TestRun | None:
         logger.error("Test run %s stopped on an unexpected error", run.uuid, exc_info=withheld(exc))
         test_run_fail(run=run, error="The run stopped on an unexpected error.")
         return run
+    finally:
+        marked_run_close(str(run.uuid))
     test_run_record(run=run, results=results, not_generated=not_generated)
     return run
 
@@ -161,8 +175,11 @@ def test_run_fail(*, run: TestRun, error: str) -> None:
     run.refresh_from_db()
 
 
-def test_run_record(*, run: TestRun, results: list[TestResult], not_generated: int = 0) -> TestRun:
-    """Store the results of a run and close it DONE, in one transaction."""
+def test_run_record(*, run: TestRun, results: list[TestResult], not_generated: list[dict] | int = ()) -> TestRun:
+    """Store the results of a run and its coverage report (``not_generated``: the generation items of
+    the endpoints that got no test) and close it DONE, in one transaction."""
+    items = [] if isinstance(not_generated, int) else list(not_generated)
+    count = not_generated if isinstance(not_generated, int) else len(items)
     with transaction.atomic():
         TestRunResult.objects.filter(run=run).delete()
         TestRunResult.objects.bulk_create([
@@ -182,7 +199,8 @@ def test_run_record(*, run: TestRun, results: list[TestResult], not_generated: i
         run.num_failed = sum(r.outcome == TestRunResult.Outcome.FAILED for r in results)
         run.num_errors = sum(r.outcome == TestRunResult.Outcome.ERROR for r in results)
         run.num_inconclusive = sum(r.outcome == TestRunResult.Outcome.INCONCLUSIVE for r in results)
-        run.num_not_generated = not_generated
+        run.num_not_generated = count
+        run.coverage = coverage_report(results, items)
         run.finished_at = timezone.now()
         run.save()
     logger.info("Test run %s done: %d passed, %d failed, %d errors, %d inconclusive", run.uuid, run.num_passed,
@@ -190,7 +208,7 @@ def test_run_record(*, run: TestRun, results: list[TestResult], not_generated: i
     return run
 
 
-def test_run_cli(*, environment: RunEnvironment, tests: list[dict], not_generated: int, options: dict,
+def test_run_cli(*, environment: RunEnvironment, tests: list[dict], not_generated: list[dict], options: dict,
                  environ: Mapping[str, str], verify_tls: bool,
                  on_result: Callable[[int, TestResult], None] | None = None) -> tuple[TestRun, list[TestResult]]:
     """A run of the command: recorded like API runs (source CLI), run in this process.
@@ -207,10 +225,12 @@ def test_run_cli(*, environment: RunEnvironment, tests: list[dict], not_generate
     try:
         env_references_check(environment=environment, tests=tests, allowlist=settings.TESTING_ENV_ALLOWLIST)
         results = tests_run(tests=tests, environment=environment, environ=env_allowed(environ),
-                            verify_tls=verify_tls, on_result=on_result)
+                            verify_tls=verify_tls, on_result=on_result, marker=marked_run_open(str(run.uuid)))
     except (RunRefused, TargetRefused, ImproperlyConfigured, LoginFailed) as exc:
         test_run_fail(run=run, error=str(exc))
         raise RunRefused(str(exc)) from None
+    finally:
+        marked_run_close(str(run.uuid))
     return test_run_record(run=run, results=results, not_generated=not_generated), results
 
 

@@ -10,6 +10,8 @@ documented in ``docs/testgen.md``: per request ``method``, ``url``, ``omitHeader
 """
 from __future__ import annotations
 
+import json
+import re
 import uuid
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -18,9 +20,11 @@ from urllib.parse import quote
 
 from django.conf import settings
 
+from inventory.patterns.segments import path_segments
+
 from ..examples import body_with
-from ..own_writes import not_own_reason
-from ..placeholders import PLACEHOLDER, is_placeholder, literal_text
+from ..own_writes import OWN_PASSWORD, OWN_USER_ID, credential_change, not_own_reason
+from ..placeholders import PLACEHOLDER, is_placeholder, literal, literal_text
 from ..profile import EndpointProfile, Input
 
 # uuid5 namespace of generated test ids: the same endpoint, template and version
@@ -40,6 +44,7 @@ class IdentityView:
     user_id: str | None = None
     object_ids: dict[str, str] = field(default_factory=dict)
     has_password: bool = False
+    has_login: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,8 @@ class GenerationContext:
     test_user_id: str | None = None  # the primary identity's testUserId
     identities: tuple[IdentityView, ...] = ()  # further identities that can authenticate
     object_ids: dict[str, str] = field(default_factory=dict)  # the primary identity's own objectIds
+    exclude: tuple = ()  # the environment's exclude patterns (testgen/scope.py)
+    allow_destructive: tuple = ()  # its allowDestructive patterns
 
     @staticmethod
     def knobs() -> dict:
@@ -63,12 +70,14 @@ class GenerationContext:
     def from_settings(cls) -> GenerationContext:
         from ..services.environment import identity_views  # the services package imports the templates
 
-        test_user_id, identities, object_ids = identity_views()
+        environment = identity_views()
         return cls(
             **cls.knobs(),
-            test_user_id=test_user_id,
-            identities=identities,
-            object_ids=object_ids,
+            test_user_id=environment.test_user_id,
+            identities=environment.identities,
+            object_ids=environment.object_ids,
+            exclude=environment.exclude,
+            allow_destructive=environment.allow_destructive,
         )
 
 
@@ -111,15 +120,27 @@ class SecurityTemplate:
 
     # --- helpers for subclasses -------------------------------------------------
     def test_config(self, profile: EndpointProfile, *, description: str, requests: list[dict],
-                    assertions: list[dict]) -> dict:
+                    assertions: list[dict], passed: str | None = None) -> dict:
         """A TestConfig with SPEC's fields first, then the identifying extensions. A write request not
-        sent for want of an own object (own_writes.py) makes the test INCONCLUSIVE unless it finds something."""
+        sent for want of an own object (own_writes.py) makes the test INCONCLUSIVE unless it finds something.
+        ``passed``: what a pass proves, shown as the PASSED result's message (``passedMessage``)."""
         reasons = set(profile.not_own.values())
         unsent = next((i for i, r in enumerate(requests) if r.get("skip") in reasons), None)
         if unsent is not None:
             assertions = [*assertions, assertion(
                 "status", "matches", "^[1-5]", request=unsent, inconclusive=True,
                 description="Every write was sent to an object of the test identity's own")]
+        if profile.own_user_id and OWN_USER_ID in json.dumps(requests):
+            requests, assertions = _with_own_user_read(profile, requests, assertions)
+        if credential_change(profile) and self.name != "BOLA":
+            # Sent only when the test identity's password is known (its login recipe): it is written back unchanged.
+            requests = [{**r, "optional": True} if OWN_PASSWORD in json.dumps(r.get("body")) else r for r in requests]
+            sent = next((i for i, r in enumerate(requests) if OWN_PASSWORD in json.dumps(r.get("body"))), None)
+            if sent is not None:
+                assertions = [*assertions, assertion(
+                    "status", "matches", "^[1-5]", request=sent, inconclusive=True,
+                    description="The credential change was sent (it writes the test identity's own password back: "
+                                "the primary identity needs a login recipe with its password)")]
         return {
             "id": str(uuid.uuid5(TEST_ID_NAMESPACE, f"{profile.uuid}:{self.name}:{self.version}")),
             "name": f"{self.title}: {profile.method} {profile.path}",
@@ -132,7 +153,45 @@ class SecurityTemplate:
             "endpointId": profile.uuid,
             "templateName": self.name,
             "templateVersion": self.version,
+            **({"passedMessage": passed} if passed else {}),
         }
+
+
+_RESPONSE_INDEX = re.compile(r"(\{\{\s*responses\[)(\d+)(\])")
+_INDEX_KEYS = ("request", "onlyIfAccepted", "onlyIfLoggedIn")
+
+
+def _shifted(value: Any, by: int) -> Any:
+    """A copy of requests or assertions with every request index moved by ``by`` (``{{responses[i]…}}``,
+    ``request``, ``onlyIfAccepted``, ``onlyIfLoggedIn``, ``onlyIfStatus.request``)."""
+    if isinstance(value, str):
+        return _RESPONSE_INDEX.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + by}{m.group(3)}", value)
+    if isinstance(value, list):
+        return [_shifted(v, by) for v in value]
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if key in _INDEX_KEYS and isinstance(item, int) and not isinstance(item, bool):
+                out[key] = item + by
+            elif key == "request" and isinstance(item, list):
+                out[key] = [i + by for i in item]
+            else:
+                out[key] = _shifted(item, by)
+        return out
+    return value
+
+
+def _with_own_user_read(profile: EndpointProfile, requests: list[dict], assertions: list[dict]):
+    """The test identity's own user read first (``GET /users/{{testUserId}}``), its numeric id in the
+    requests' user positions (``{{ownUserId}}``, own_writes.py)."""
+    pattern = path_segments(profile.host_reads.user_read_path)
+    read = {"description": "The test identity's own user (its numeric id)", "method": "GET",
+            "url": path_url([*[literal(s) for s in pattern[:-1]], "{{testUserId}}"]),
+            **({"headers": auth_headers(profile)} if profile.is_authenticated else {})}
+    requests = [read, *json.loads(json.dumps(_shifted(requests, 1)).replace(OWN_USER_ID, "{{responses[0].body.id}}"))]
+    assertions = [accepted(0, "The test identity can read its own user (its numeric id; sanity check)",
+                           precondition=True), *_shifted(assertions, 1)]
+    return requests, assertions
 
 
 _REGISTRY: dict[str, dict[int, SecurityTemplate]] = {}
@@ -176,11 +235,19 @@ def path_url(segments: list[str]) -> str:
 
 def auth_headers(profile: EndpointProfile) -> dict[str, str]:
     """The test user's credentials, in the header the endpoint's traffic used, with the scheme it
-    showed (``Bearer {{authToken}}``; the runner sends one scheme word when ``authToken`` carries it too)."""
+    showed (``Bearer {{authToken}}``; the runner sends one scheme word when ``authToken`` carries it too),
+    or as its credential cookie (``Cookie: {{authCookie}}``) when traffic carried a session cookie."""
     if not profile.is_authenticated:
         return {}
+    if profile.credential_header == "Cookie":
+        return {"Cookie": "{{authCookie}}"}
     scheme = f"{profile.credential_scheme} " if profile.credential_scheme else ""
     return {profile.credential_header: scheme + "{{authToken}}"}
+
+
+def credential_placeholder(profile: EndpointProfile) -> str:
+    """The placeholder of the test identity's credential in the endpoint's channel."""
+    return "{{authCookie}}" if profile.credential_header == "Cookie" else "{{authToken}}"
 
 
 def build_request(profile: EndpointProfile, description: str, *, segments: list[str] | None = None,
@@ -214,7 +281,8 @@ def build_request(profile: EndpointProfile, description: str, *, segments: list[
     if body is not None:
         request["body"] = body
     request.update({k: v for k, v in extensions.items() if v is not None})
-    if "skip" not in request and (reason := not_own_reason(profile, method, request["url"], request.get("queryParams"))):
+    if "skip" not in request and (reason := not_own_reason(profile, method, request["url"], request.get("queryParams"),
+                                                          request.get("body"))):
         request["skip"] = reason  # a write naming no object of the test identity's own (own_writes.py)
     return request
 
@@ -246,3 +314,38 @@ def assertion(type: str, condition: str, value: Any = None, field: str = "", **e
     result = {"type": type, "field": field, "condition": condition, "value": value}
     result.update({k: v for k, v in extensions.items() if v is not None})
     return result
+
+
+def distinct_names(requests: list[dict]) -> list[dict]:
+    """The requests with ``{{uniqueName}}`` made distinct per request (``{{uniqueName}}q3``) in bodies and
+    queries: each request that creates something (a registration, an object with a unique title) creates
+    its own, so one does not fail because an earlier one of the test created the same."""
+    def renamed(value: Any, suffix: str) -> Any:
+        if isinstance(value, str):
+            return value.replace("{{uniqueName}}", "{{uniqueName}}" + suffix)
+        if isinstance(value, list):
+            return [renamed(v, suffix) for v in value]
+        if isinstance(value, dict):
+            return {k: renamed(v, suffix) for k, v in value.items()}
+        return value
+
+    out = []
+    for index, request in enumerate(requests):
+        if "{{uniqueName}}" in json.dumps([request.get("body"), request.get("queryParams")]):
+            request = {**request, **{key: renamed(request[key], f"q{index}") for key in ("body", "queryParams")
+                                     if key in request}}
+        out.append(request)
+    return out
+
+
+def refused(request: int | list[int], description: str, **extensions: Any) -> dict:
+    """The answer to ``request`` is a refusal in any form (``testgen/verdicts.py``: 3xx, 4xx, 5xx, or a
+    2xx whose body says it failed)."""
+    return assertion("status", "exists", None, request=request, verdict="refused", description=description,
+                     **extensions)
+
+
+def accepted(request: int | list[int], description: str, **extensions: Any) -> dict:
+    """The answer to ``request`` is no refusal in any form (the request did what it asked)."""
+    return assertion("status", "exists", None, request=request, verdict="accepted", description=description,
+                     **extensions)

@@ -11,7 +11,9 @@ specs (:meth:`~testgen.hostfacts.HostFacts.values`):
   else the generic guess ``"admin"``;
 * a balance-like number: 1,000,000 (ten times the largest value seen when that is not more).
 
-Generic guesses (:data:`PRIVILEGED_FIELDS`) are added for names neither grounded nor in the body.
+Generic guesses (:data:`PRIVILEGED_FIELDS`) are added for names neither grounded nor in the body. The
+object's own ``id`` is not among them: rewriting it grants nothing and leaves the test identity without
+its object for every later test.
 """
 from __future__ import annotations
 
@@ -27,7 +29,6 @@ PRIVILEGED_FIELDS = (
     ("is_admin", True),
     ("admin", True),
     ("role", "admin"),
-    ("id", 987654321),
     ("ownerId", 987654321),
     ("owner_id", 987654321),
     ("userId", 987654321),

@@ -12,10 +12,15 @@ is sent ``TESTGEN_RATE_LIMIT_BURST`` times in a row, stopping at the first 429.
   #15: false findings on fixed twins). The burst must still not break the API: it fails on a
   500/502/504 answer.
 
-Non-destructive (issue #15 item 6): on a credential path the burst never targets a user seen in
+Non-destructive (DECISIONS §8): on a credential path the burst never targets a user seen in
 traffic nor reuses observed credentials — body and query fields naming a user (``username``,
 ``email``, ``login``…) carry a user that does not exist, and password-like fields a value that is
-no one's password. A burst against a real user could lock that user out.
+no one's password. A burst against a real user could lock that user out. A registration burst
+registers a fresh user of its own (``{{uniqueName}}``, the profile's registration body), never the
+non-existent user of the login bursts: no burst ever logs in as an account a burst created.
+
+What a pass proves is said in the result (``passedMessage``): on a credential flow that the burst was
+throttled; on another write only that it survived the burst and that no throttling was seen.
 """
 from __future__ import annotations
 
@@ -23,8 +28,11 @@ import re
 
 from inventory.ingest.credentials import is_credential_name
 
+from ..own_writes import credential_change
+from ..ownership import is_registration
 from ..profile import EndpointProfile
-from ._base import GenerationContext, SecurityTemplate, assertion, build_request, register
+from ._base import GenerationContext, SecurityTemplate, accepted, assertion, build_request, register
+
 
 CREDENTIAL_PATH = re.compile(
     r"(^|[/_.-])(log-?in|sign-?in|log-?on|auth|oauth2?|token|tokens|session|sessions|password|passwd|"
@@ -65,6 +73,27 @@ def is_credential_path(path: str) -> bool:
     return bool(CREDENTIAL_PATH.search(path))
 
 
+def _per_repeat(value):
+    """A registration body whose fresh user names change with every request of the burst
+    (``{{uniqueName}}r{{repeat}}``): each request registers a user of its own."""
+    if isinstance(value, dict):
+        return {k: _per_repeat(v) for k, v in value.items()}
+    if isinstance(value, str) and value.startswith("{{uniqueName}}"):
+        return value.replace("{{uniqueName}}", "{{uniqueName}}r{{repeat}}", 1)
+    return value
+
+
+def _renamed(value, suffix: str):
+    """A body whose test-made names (``{{uniqueName}}``) get ``suffix``: each request creates its own object."""
+    if isinstance(value, dict):
+        return {k: _renamed(v, suffix) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, suffix) for v in value]
+    if isinstance(value, str):
+        return value.replace("{{uniqueName}}", "{{uniqueName}}" + suffix)
+    return value
+
+
 @register
 class RateLimit(SecurityTemplate, name="RATE_LIMIT", priority=60, title="Rate limiting"):
     def applies(self, profile: EndpointProfile) -> bool:
@@ -74,39 +103,73 @@ class RateLimit(SecurityTemplate, name="RATE_LIMIT", priority=60, title="Rate li
         burst = context.rate_limit_burst
         if not is_credential_path(profile.path):
             return self._plain_write(profile, burst)
+        if credential_change(profile):
+            return self.test_config(
+                profile, description=f"{profile.method} {profile.path}: a credential change of an existing user; "
+                                     "a burst would change the test identity's own password and is not sent.",
+                requests=[build_request(profile, f"The example request, {burst} times in a row (not sent)",
+                                        repeat=burst, skip="a burst of credential changes would change the test "
+                                                           "identity's password (tests write credentials only to "
+                                                           "users that do not exist); not sent")],
+                assertions=[assertion("status", "equals", 429, request=0, inconclusive=True,
+                                      description="The burst was sent")])
         parts = {}
-        if isinstance(profile.body, dict):
-            parts["body"] = no_real_user(profile.body)
-        if profile.query:
-            parts["query"] = {k: str(v) for k, v in no_real_user(profile.query).items()}
+        if is_registration(profile.method, profile.path, profile.body):
+            parts["body"] = _per_repeat(profile.body)  # fresh users of this test, one per request
+            parts["query"] = {k: str(v) for k, v in _per_repeat(profile.query).items()} or None
+        else:
+            if isinstance(profile.body, dict):
+                parts["body"] = no_real_user(profile.body)
+            if profile.query:
+                parts["query"] = {k: str(v) for k, v in no_real_user(profile.query).items()}
+        throttled = assertion(
+            "status", "equals", 429, request=1, aggregate="any",
+            description="The burst is answered 429 at some point",
+            otherwise=assertion("duration", "greaterThan", SLOWED_MS, request=1, aggregate="last",
+                                description="The burst is slowed down",
+                                otherwise=assertion("status", "notEquals", "{{responses[0].status}}", request=1,
+                                                    aggregate="any",
+                                                    description="The burst is answered otherwise than the single "
+                                                                "request at some point (a throttle in another form)")))
         return self.test_config(
             profile,
             description=(
-                f"{profile.method} {profile.path}: a burst of {burst} requests must be answered "
-                f"429 Too Many Requests at some point, or slowed down (last answer over {SLOWED_MS} ms)."
+                f"{profile.method} {profile.path}: a burst of {burst} requests must be throttled at some point: "
+                f"answered 429, slowed down (last answer over {SLOWED_MS} ms), or answered otherwise than the same "
+                "request sent once (a throttle in another form: 500, 403, a lockout)."
             ),
-            requests=[build_request(profile, f"The example request, {burst} times in a row",
+            passed=f"The credential flow was throttled within a burst of {burst} requests (429, slowed down, or "
+                   "answered otherwise than a single request).",
+            requests=[build_request(profile, "The example request, once (the control)", **parts),
+                      build_request(profile, f"The example request, {burst} times in a row",
                                     repeat=burst, stopWhenStatus=[429], **parts)],
-            assertions=[assertion(
-                "status", "equals", 429, request=0, aggregate="any",
-                description="The burst is answered 429 at some point",
-                otherwise=assertion("duration", "greaterThan", SLOWED_MS, request=0, aggregate="last",
-                                    description="The burst is slowed down"),
-            )],
+            assertions=[throttled],
         )
 
     def _plain_write(self, profile: EndpointProfile, burst: int) -> dict:
         """A write that is no credential flow (``POST /comments``): no limit on it is no finding (an
-        API may well let a user create objects in a burst), but the burst must not break the API."""
+        API may well let a user create objects in a burst), but the burst must not break the API. The
+        request is sent twice on its own first: a burst proves something only when the request can be
+        repeated (a unique title, a single-use coupon fail the second time on their own)."""
         return self.test_config(
             profile,
             description=(
                 f"{profile.method} {profile.path}: a burst of {burst} requests must not make the API fail "
                 f"(no {', '.join(map(str, SERVER_FAILURES))} answer); being throttled (429) or not is no finding "
-                "on a write that is not a credential flow."
+                "on a write that is not a credential flow. The request is sent twice alone first: one that fails "
+                "on its own proves nothing."
             ),
-            requests=[build_request(profile, f"The example request, {burst} times in a row",
-                                    repeat=burst, stopWhenStatus=[429])],
-            assertions=[assertion("status", "notIn", SERVER_FAILURES, request=0,
-                                  description="The API stays up under the burst (no server failure)")],
+            passed=f"Survived a burst of {burst} requests, no throttling seen (not a finding on a write that is "
+                   "no credential flow).",
+            requests=[build_request(profile, "The example request, once (the control)", body=_renamed(profile.body, "a")),
+                      build_request(profile, "The example request, once more (it can be repeated)",
+                                    body=_renamed(profile.body, "b"), onlyIfAccepted=0),
+                      build_request(profile, f"The example request, {burst} times in a row",
+                                    body=_renamed(profile.body, "r{{repeat}}"), repeat=burst, stopWhenStatus=[429],
+                                    onlyIfAccepted=1)],
+            assertions=[accepted(0, "The example request alone is accepted", inconclusive=True),
+                        accepted(1, "The example request is accepted a second time (else it fails on its own)",
+                                 inconclusive=True),
+                        assertion("status", "notIn", SERVER_FAILURES, request=2,
+                                  description="The API survives the burst (no server failure)")],
         )

@@ -23,13 +23,19 @@ input's observed value (the baseline), then with that input replaced by:
 
 Writes name the test identity's own objects (``own_writes.py``): payloads in an object's path slot
 are built on the own object's id, so the rest of the statement's condition still names it.
+
+A request that fails before the attack proves nothing (DECISIONS §8): an input's payloads are sent
+only when its baseline — the example request as traffic showed it — was accepted; a refused or
+failing baseline (a unique title reused, a 500 on its own) leaves the test INCONCLUSIVE. Credential
+flows are the exception: their example names a user that does not exist, so their baseline is refused
+by design and the payloads are sent anyway. Database error text counts only in answers to payloads.
 """
 from __future__ import annotations
 
-from ..ownership import WRITES
+from ..ownership import WRITES, is_credential_flow
 from ..profile import EndpointProfile, Input
-from ._base import (GenerationContext, SecurityTemplate, assertion, input_label, inputs_named, register,
-                    request_with_input)
+from ._base import (GenerationContext, SecurityTemplate, accepted, assertion, distinct_names, input_label,
+                    inputs_named, register, request_with_input)
 
 # Text that only a database (driver/ORM) error puts in an answer. Matched case-insensitively.
 DB_ERROR_SIGNATURES = [
@@ -134,34 +140,41 @@ def timing_assertion(label: str, database: str, delay: int, sleep_index: int, ba
 
 
 def input_checks(profile: EndpointProfile, item: Input, delay: int, first: int) -> tuple[list[dict], list[dict]]:
-    """The requests and assertions fuzzing one input; ``first`` is its first request's index."""
+    """The requests and assertions fuzzing one input; ``first`` is its first request's index (the
+    baseline: the payloads are sent only when it was accepted, outside credential flows)."""
     label = input_label(item)
     value = "" if item.example is None else str(item.example)
     numeric = item.looks_numeric
     requests = [request_with_input(profile, f"{label}: baseline (the observed value)", item, value, payload=value)]
     assertions: list[dict] = []
+    gate = None if is_credential_flow(profile.path) else first
+    if gate is not None:
+        assertions.append(accepted(first, f"{label}: the example request alone is accepted (else a payload's answer "
+                                          "proves nothing)", inconclusive=True))
+
+    def with_input(description: str, payload: str, **extensions) -> dict:
+        return request_with_input(profile, description, item, payload, payload=payload, onlyIfAccepted=gate,
+                                  **extensions)
+
     for suffix in ERROR_SUFFIXES:
         payload = f"{value}{suffix}"
-        requests.append(request_with_input(profile, f"{label}: error-based payload {payload!r}", item,
-                                           payload, payload=payload))
+        requests.append(with_input(f"{label}: error-based payload {payload!r}", payload))
     for context_name, true_payload, false_payload in boolean_pairs(value, numeric, item.location == "query"):
         assertions += boolean_assertions(label, context_name, first + len(requests), first)
-        requests.append(request_with_input(profile, f"{label}: always-true condition ({context_name})",
-                                           item, true_payload, payload=true_payload))
-        requests.append(request_with_input(profile, f"{label}: always-false condition ({context_name})",
-                                           item, false_payload, payload=false_payload))
+        requests.append(with_input(f"{label}: always-true condition ({context_name})", true_payload))
+        requests.append(with_input(f"{label}: always-false condition ({context_name})", false_payload))
     controls: dict[str, int] = {}  # one control per context: the first payload's shape, sleeping 0 s
     join = "AND" if profile.method in WRITES else "OR"
     for database, context_name, payload in time_payloads(value, 0, numeric, join):
         if context_name not in controls:
             controls[context_name] = first + len(requests)
-            requests.append(request_with_input(profile, f"{label}: control ({database}, {context_name}, 0 s)",
-                                               item, payload, payload=payload, timeout=(delay + 10) * 1000))
+            requests.append(with_input(f"{label}: control ({database}, {context_name}, 0 s)", payload,
+                                       timeout=(delay + 10) * 1000))
     for database, context_name, payload in time_payloads(value, delay, numeric, join):
         assertions.append(timing_assertion(label, database, delay, first + len(requests), first,
                                            controls[context_name]))
-        requests.append(request_with_input(profile, f"{label}: time-based payload ({database}, {delay} s)",
-                                           item, payload, payload=payload, timeout=(delay + 10) * 1000))
+        requests.append(with_input(f"{label}: time-based payload ({database}, {delay} s)", payload,
+                                   timeout=(delay + 10) * 1000))
     return requests, assertions
 
 
@@ -173,13 +186,17 @@ class SqlInjection(SecurityTemplate, name="SQL_INJECTION", priority=40, title="S
     def generate(self, profile: EndpointProfile, context: GenerationContext) -> dict:
         delay = context.sqli_delay_seconds
         requests: list[dict] = []
-        assertions: list[dict] = [assertion("body", "notContains", DB_ERROR_SIGNATURES, ignoreCase=True,
-                                            description="No answer carries database error text")]
+        assertions: list[dict] = []
+        baselines: list[int] = []
         inputs: list[Input] = profile.inputs[: context.max_inputs]
         for item in inputs:
+            baselines.append(len(requests))
             item_requests, item_assertions = input_checks(profile, item, delay, len(requests))
             requests += item_requests
             assertions += item_assertions
+        payloads = [i for i in range(len(requests)) if i not in baselines]
+        assertions.insert(0, assertion("body", "notContains", DB_ERROR_SIGNATURES, ignoreCase=True, request=payloads,
+                                       description="No answer to a payload carries database error text"))
         return self.test_config(
             profile,
             description=(
@@ -187,6 +204,6 @@ class SqlInjection(SecurityTemplate, name="SQL_INJECTION", priority=40, title="S
                 "produce database errors, a true condition answered like the plain value with a false one answered "
                 "differently, or delays that a control without the sleep does not show."
             ),
-            requests=requests,
+            requests=distinct_names(requests),
             assertions=assertions,
         )

@@ -54,6 +54,11 @@ class _QuietHandler(WSGIRequestHandler):
     def log_message(self, *args):
         pass
 
+    def get_environ(self):
+        environ = super().get_environ()
+        environ["RAW_URI"] = self.path  # the request target as sent (PATH_INFO is percent-decoded)
+        return environ
+
 
 class ShopApp:
     def __init__(self, *, vulnerable: bool, blind: bool = False, throttled: bool = False):

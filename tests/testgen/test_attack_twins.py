@@ -108,7 +108,8 @@ def directory(db):
 
 @pytest.mark.parametrize("path", ["/api/v1/users/{param1}", "/api/v1/lookup"])
 def test_string_concatenated_sql_on_a_username_is_found(directory, start, set_env, path):
-    set_env(start(UserDirectory(vulnerable=True)).base_url)
+    # The user paths take names: testUserId is the test user's name (docs/testgen.md), read in its own user.
+    set_env(start(UserDirectory(vulnerable=True)).base_url, testUserId="alice")
     status, output = _run("SQL_INJECTION", path)
     _failed(status, output)
     if path == "/api/v1/lookup":
@@ -119,7 +120,7 @@ def test_string_concatenated_sql_on_a_username_is_found(directory, start, set_en
 
 @pytest.mark.parametrize("path", ["/api/v1/users/{param1}", "/api/v1/lookup"])
 def test_parameterised_sql_with_an_escaping_error_page_passes(directory, start, set_env, path):
-    set_env(start(UserDirectory(vulnerable=False)).base_url)
+    set_env(start(UserDirectory(vulnerable=False)).base_url, testUserId="alice")
     _passed(*_run("SQL_INJECTION", path))
 
 

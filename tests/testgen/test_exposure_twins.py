@@ -20,11 +20,13 @@ HOST = "accounts.test"
 
 @pytest.fixture
 def accounts(db):
-    """The endpoints as ordinary traffic showed them (the fixed twin's answers)."""
+    """The endpoints as ordinary traffic showed them: the reads as the vulnerable API answered them (the
+    evidence DATA_EXPOSURE needs: a password-like key, stored redacted), the flows as the fixed one did."""
     endpoint_from_traffic(host=HOST, method="GET", path="/api/account", authenticated=True,
-                          response={"id": 1, "name": "Alice", "email": "alice@acme.test", "hasPassword": True})
+                          response={"id": 1, "name": "Alice", "email": "alice@acme.test", "passwordHash": "[REDACTED]"})
     endpoint_from_traffic(host=HOST, method="GET", path="/api/team", authenticated=True,
-                          response={"team": "acme", "members": [{"id": 1, "name": "Alice"}]})
+                          response={"team": "acme", "members": [{"id": 1, "name": "Alice",
+                                                                 "auth": {"password_digest": "[REDACTED]"}}]})
     endpoint_from_traffic(host=HOST, method="POST", path="/api/password/forgot", body={"email": "carol@acme.test"},
                           response={"message": "If this email is registered, you will receive a reset link shortly."})
     endpoint_from_traffic(host=HOST, method="POST", path="/api/session",
@@ -107,12 +109,39 @@ def test_a_plain_write_is_checked_for_failures_under_the_burst_not_for_throttlin
     comments = endpoint_from_traffic(host=HOST, method="POST", path="/api/comments", authenticated=True,
                                      body={"text": "hi"})
     login = endpoint_from_traffic(host=HOST, method="POST", path="/api/login", body={"username": "carol"})
-    plain = test_generate(endpoint=comments, template_name="RATE_LIMIT")["test"]["assertions"]
-    credential = test_generate(endpoint=login, template_name="RATE_LIMIT")["test"]["assertions"]
-    assert [(a["condition"], a["value"]) for a in plain] == [("notIn", [500, 502, 504])]
-    assert [(a["condition"], a["value"]) for a in credential] == [("equals", 429)]
+    plain = test_generate(endpoint=comments, template_name="RATE_LIMIT")["test"]
+    credential = test_generate(endpoint=login, template_name="RATE_LIMIT")["test"]
+    # the request alone twice (accepted, repeatable), then the burst: only server failures count
+    assert [a.get("verdict") for a in plain["assertions"][:2]] == ["accepted", "accepted"]
+    assert [(a["condition"], a["value"]) for a in plain["assertions"][2:]] == [("notIn", [500, 502, 504])]
+    assert plain["requests"][2]["onlyIfAccepted"] == 1
+    # a credential flow: 429, slowed down, or answered otherwise than the single request
+    [throttled] = credential["assertions"]
+    assert (throttled["condition"], throttled["value"]) == ("equals", 429)
+    assert throttled["otherwise"]["otherwise"]["value"] == "{{responses[0].status}}"
+    # a pass says exactly what it proved
+    assert plain["passedMessage"].startswith("Survived a burst of 8 requests, no throttling seen")
+    assert "throttled" in credential["passedMessage"]
 
 
 def test_data_exposure_needs_a_json_answer_seen_in_traffic(db):
     health = endpoint_from_traffic(host=HOST, method="GET", path="/health")
     assert test_generate(endpoint=health, template_name="DATA_EXPOSURE")["success"] is False
+    # ... with a password-like key (or a field the inventory classes as a password): evidence, not a guess
+    profile = endpoint_from_traffic(host=HOST, method="GET", path="/api/profile", authenticated=True,
+                                    response={"name": "Alice", "hasPassword": True, "passwordChangedAt": "2025"})
+    assert test_generate(endpoint=profile, template_name="DATA_EXPOSURE")["success"] is False
+
+
+def test_data_exposure_covers_secrets_the_inventory_classes_as_passwords_under_any_key(db):
+    """Environment dumps (POSTGRES_PASSWORD, JWT_SECRET): keys no password pattern names, classed ``password``."""
+    from classification.models import DataField
+
+    dump = endpoint_from_traffic(host=HOST, method="GET", path="/debug/env", authenticated=True,
+                                 response={"POSTGRES_PASSWORD": "[REDACTED]", "JWT_SECRET": "[REDACTED]", "TZ": "UTC"})
+    DataField.objects.filter(endpoint=dump, data_path__in=["POSTGRES_PASSWORD", "JWT_SECRET"]).update(
+        data_classes=["password"])
+    test = test_generate(endpoint=dump, template_name="DATA_EXPOSURE")["test"]
+    assert test["templateName"] == "DATA_EXPOSURE"
+    keys = test["assertions"][0]["keys"]
+    assert "POSTGRES_PASSWORD" in keys and "JWT_SECRET" in keys and "TZ" not in keys

@@ -117,7 +117,12 @@ class TestSelection:
         assert self._template(client, endpoint="/api/me")["templateName"] == "AUTH_BYPASS"
 
     def test_unauthenticated_json_write_gets_mass_assignment(self, client, shop):
-        assert self._template(client, endpoint="/api/login")["templateName"] == "MASS_ASSIGNMENT"
+        endpoint_from_traffic(host=SHOP, method="POST", path="/api/newsletter", body={"topic": "news"})
+        assert self._template(client, endpoint="/api/newsletter")["templateName"] == "MASS_ASSIGNMENT"
+
+    def test_a_login_gets_no_mass_assignment(self, client, shop):
+        # a credential flow assigns nothing: its example names a user that does not exist
+        assert self._template(client, endpoint="/api/login")["templateName"] == "SQL_INJECTION"
 
     def test_unauthenticated_endpoint_with_a_query_gets_sql_injection(self, client, shop):
         assert self._template(client, endpoint="/api/search")["templateName"] == "SQL_INJECTION"

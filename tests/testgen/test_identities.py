@@ -9,6 +9,7 @@ import logging
 import pytest
 from django.db import connection
 
+from core.scopes import Scope
 from testgen.crypto import secret_decrypt
 from testgen.models import TestingEnvironment, TestRun
 from tests.testgen.conftest import run_command
@@ -87,6 +88,22 @@ class TestStorage:
         assert shown["identities"][1]["authToken"] == "[REDACTED]"
         assert shown["identities"][1]["userId"] == "3"
 
+    def test_cookies_form_logins_and_the_run_scope_round_trip(self, client, scoped_client):
+        body = {**environment("https://api.shop.test"), "cookie": {"name": "sid", "value": "s3ss10nV4lue"},
+                "login": {"url": "/oauth/token", "form": True, "tokenPath": "access_token", "cookie": {"name": "sid"},
+                          "body": {"grant_type": "password", "username": "alice", "password": USERS["alice"]}},
+                "exclude": [{"path": "/admin/**"}, {"path": "/users/{id}", "methods": ["delete"]}],
+                "allowDestructive": [{"path": "/api/reset-*", "methods": ["POST"]}]}
+        answer = put(client, body)
+        assert answer.status_code == 200, answer.content
+        shown = client.get(URL).json()
+        assert shown["exclude"] == [{"path": "/admin/**"}, {"path": "/users/{id}", "methods": ["DELETE"]}]
+        assert shown["allowDestructive"] == [{"path": "/api/reset-*", "methods": ["POST"]}]
+        assert shown["cookie"] == {"name": "sid", "value": "s3ss10nV4lue"} and shown["login"]["form"] is True
+        masked = json.dumps(scoped_client(Scope.READ).get(URL).json())
+        assert "s3ss10nV4lue" not in masked and USERS["alice"] not in masked
+        assert TestingEnvironment.objects.get().exclude[0] == {"path": "/admin/**"}
+
     @pytest.mark.parametrize(("change", "path"), [
         ({"login": {"url": "/auth/login"}}, ["login", "tokenPath"]),
         ({"login": {"url": "ftp://x/login", "tokenPath": "t"}}, ["login", "url"]),
@@ -100,6 +117,20 @@ class TestStorage:
         ({"identities": [{"name": "bob", "authToken": 5}]}, ["identities", 0, "authToken"]),
         ({"identities": [{"name": "bob", "objectIds": {"note": 2}}]}, ["identities", 0, "objectIds", "note"]),
         ({"login": {"url": "/l", "tokenPath": "t", "body": {"password": "{{env.SECRET_KEY}}"}}}, ["login"]),
+        # turn 3: cookies, form logins, the run scope
+        ({"login": {"url": "/l", "cookie": {"name": "bad name"}}}, ["login", "cookie", "name"]),
+        ({"login": {"url": "/l", "form": True, "tokenPath": "t", "body": "a=1"}}, ["login", "body"]),
+        ({"login": {"url": "/l", "tokenPath": "t", "form": "yes"}}, ["login", "form"]),
+        ({"cookie": {"value": "abc"}}, ["cookie", "name"]),
+        ({"cookie": {"name": "sid", "value": "a b;c"}}, ["cookie", "value"]),
+        ({"identities": [{"name": "bob", "cookie": {"name": "sid", "value": 5}}]}, ["identities", 0, "cookie", "value"]),
+        ({"exclude": {"path": "/x"}}, ["exclude"]),
+        ({"exclude": [{"path": "no-slash"}]}, ["exclude", 0, "path"]),
+        ({"exclude": [{"path": "/a/**/b"}]}, ["exclude", 0, "path"]),
+        ({"exclude": [{"path": "/a", "methods": ["FETCH"]}]}, ["exclude", 0, "methods", 0]),
+        ({"exclude": [{"methods": ["GET"]}]}, ["exclude", 0, "path"]),
+        ({"allowDestructive": [{"path": "/reset", "methods": []}]}, ["allowDestructive", 0, "methods"]),
+        ({"allowDestructive": [{"path": "/r"}] * 201}, ["allowDestructive"]),
     ])
     def test_bad_input_is_a_zod_error_and_changes_nothing(self, client, change, path):
         before = put(client, environment("https://api.shop.test")).json()

@@ -27,7 +27,8 @@ class TestProfiles:
                                          body={"email": "[REDACTED]", "password": "[REDACTED]", "age": 30,
                                                "address": {"city": "Oslo"}, "tags": ["a"]})
         profile = profile_load(endpoint=endpoint)
-        assert profile.body == {"email": "apiscope.test@example.com", "password": "Apiscope-Test-Passw0rd!", "age": 30,
+        # a registration: a fresh user of the test's own (its email too), never an observed one
+        assert profile.body == {"email": "{{uniqueName}}@example.com", "password": "Apiscope-Test-Passw0rd!", "age": 30,
                                 "address": {"city": "Oslo"}, "tags": ["a"]}
         assert [(i.name, i.data_type) for i in profile.body_inputs] == [
             ("email", "string"), ("password", "string"), ("age", "integer"), ("address.city", "string"),
@@ -59,8 +60,9 @@ class TestProfiles:
         endpoint = endpoint_from_traffic(host=HOST, method="GET", path="/reports", authenticated=True,
                                          credential_header="X-Api-Key")
         test = generate(endpoint, "AUTH_BYPASS")
-        assert test["requests"][0]["omitHeaders"] == ["X-API-Key"]
-        assert test["requests"][2]["headers"] == {"X-API-Key": "apiscope-malformed-token"}
+        assert test["requests"][0]["headers"] == {"X-API-Key": "{{authToken}}"}  # the control
+        assert test["requests"][1]["omitHeaders"] == ["X-API-Key"]
+        assert test["requests"][3]["headers"] == {"X-API-Key": "apiscope-malformed-token"}
         assert all("Bearer" not in str(r.get("headers")) for r in test["requests"])
 
     def test_path_examples_come_from_observed_paths(self):
@@ -77,7 +79,7 @@ class TestTemplates:
                                          query={"invoiceId": "881", "format": "pdf"},
                                          response={"id": 881, "ownerId": "7"})
         test = generate(endpoint, "BOLA")
-        assert [r["queryParams"]["invoiceId"] for r in test["requests"]] == ["881"]
+        assert [r["queryParams"]["invoiceId"] for r in test["requests"]] == ["881", "881"]  # and without credentials
         assert all(r["queryParams"]["format"] == "pdf" for r in test["requests"])
         assert test["requests"][0]["skipIfEquals"] == ["{{testUserId}}", "7"]
         assert [a["request"] for a in test["assertions"]] == [0]
@@ -88,22 +90,26 @@ class TestTemplates:
                                          response={"data": {"uuid": "u-1", "name": "p"}})
         endpoint_from_traffic(host=HOST, method="GET", path="/projects/{param1}", authenticated=True)
         test = generate(endpoint, "MASS_ASSIGNMENT")
-        write, by_id, by_location = test["requests"]
-        assert write["body"]["role"] == "viewer" and write["body"]["isAdmin"] is True  # an existing input is kept
-        assert by_id["url"] == "{{baseUrl}}/projects/{{responses[0].body.data.uuid}}"
-        assert by_location["url"] == "{{responses[0].headers.Location}}"
-        on_answer = {a["field"] for a in test["assertions"] if a["request"] == 0}
-        on_read = {a["field"] for a in test["assertions"] if a["request"] == 1}
-        assert on_answer >= {"data.isAdmin", "data.balance"} and on_read >= {"isAdmin", "balance"}
-        decider = test["assertions"][0]
-        assert decider["inconclusive"] is True and decider["otherwise"]["request"] == [1, 2]
+        write = next(r for r in test["requests"] if "may not set: isAdmin=" in r["description"])
+        index = test["requests"].index(write)
+        by_id, by_location = test["requests"][index + 1:index + 3]
+        # an existing input is kept; a new object's name is made the test's own (a unique one would fail)
+        assert write["body"] == {"name": "p-{{uniqueName}}", "role": "viewer", "isAdmin": True}
+        assert by_id["url"] == f"{{{{baseUrl}}}}/projects/{{{{responses[{index}].body.data.uuid}}}}"
+        assert by_location["url"] == f"{{{{responses[{index}].headers.Location}}}}"
+        on_answer = {a["field"] for a in test["assertions"] if a["request"] == index}
+        on_read = {a["field"] for a in test["assertions"] if a["request"] == index + 1}
+        assert on_answer >= {"data.isAdmin"} and on_read >= {"isAdmin"}
+        decider = next(a for a in test["assertions"] if a.get("verdict") == "refused" and a["request"] == index)
+        assert decider["inconclusive"] is True and decider["otherwise"]["request"] == [index + 1, index + 2]
 
     def test_mass_assignment_without_a_read_can_only_be_inconclusive_or_a_finding(self):
         endpoint = endpoint_from_traffic(host=HOST, method="POST", path="/feedback", body={"text": "t"})
         test = generate(endpoint, "MASS_ASSIGNMENT")
-        assert len(test["requests"]) == 1
-        assert all(a["request"] == 0 for a in test["assertions"])
-        assert test["assertions"][0]["inconclusive"] is True and "otherwise" not in test["assertions"][0]
+        # the control, then one write per property, each checked on its own answer only
+        assert all("Read" not in r["description"] for r in test["requests"])
+        deciders = [a for a in test["assertions"] if a.get("verdict") == "refused"]
+        assert deciders and all(a["inconclusive"] is True and "otherwise" not in a for a in deciders)
 
     def test_sql_injection_is_capped_to_the_configured_number_of_inputs(self, settings):
         settings.TESTGEN_MAX_INPUTS = 2
@@ -118,7 +124,8 @@ class TestTemplates:
                                          query={"lang": "en"})
         test = generate(endpoint, "XSS")
         assert {r["url"] for r in test["requests"]} == {"{{baseUrl}}/pages/12"}
-        assert len(test["requests"]) == 3
+        assert len(test["requests"]) == 4  # the baseline, then the three payloads in the query
+        assert all(r["onlyIfAccepted"] == 0 for r in test["requests"][1:])
 
     def test_same_endpoint_and_template_give_the_same_test_id(self):
         endpoint = endpoint_from_traffic(host=HOST, method="GET", path="/search", query={"q": "x"})

@@ -77,12 +77,19 @@ class TestExecution:
                 detail["numNotGenerated"]) == ("DONE", 4, 3, 1, 0, 2)
         by_endpoint = {(r["method"], r["endpoint"]): r for r in detail["results"]}
         search = by_endpoint[("GET", "/api/search")]
-        assert (search["outcome"], search["templateName"], search["numRequests"]) == ("FAILED", "XSS", 3)
-        assert search["checks"] == [{
+        assert (search["outcome"], search["templateName"], search["numRequests"]) == ("FAILED", "XSS", 4)
+        assert search["checks"][0] == {
             "description": "No payload comes back unescaped", "outcome": "failed", "precondition": False,
-            "message": "request 0 (query parameter 'q': <script>alert(31337)</script>): body contains "
+            "message": "request 1 (query parameter 'q': <script>alert(31337)</script>): body contains "
                        "<script>alert(31337)",
-        }]
+        }
+        assert search["checks"][1]["outcome"] == "passed"  # the example request alone was accepted
+        # The coverage report: per endpoint, whose requests were sent and how they were answered.
+        coverage = {(e["method"], e["endpoint"]): e for e in detail["coverage"]["endpoints"]}
+        assert coverage[("GET", "/api/search")]["requests"] == {"anonymous": {"sent": 4, "statuses": {"200": 4}}}
+        assert coverage[("GET", "/api/search")]["tests"] == {"FAILED": 1}
+        assert detail["coverage"]["findings"] == {"MEDIUM": 1}
+        assert {n["reason"] for n in detail["coverage"]["notTested"]} == {"No suitable test template found"}
         assert by_endpoint[("POST", "/api/login")]["outcome"] == "PASSED"
         # A finding says how bad it is and shows the exchange that proved it; a pass has neither.
         assert (search["severity"], search["evidence"]["response"]["status"]) == ("MEDIUM", 200)

@@ -35,7 +35,13 @@ ASSERTION = {
         "description": {"type": "string"},
         "otherwise": {"$ref": "#/$defs/assertion"},
         "keys": {"type": "string"},
+        "verdict": {"enum": ["refused", "accepted", "loggedIn", "notLoggedIn"]},
+        "item": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+        "private": {"type": "object", "additionalProperties": False,
+                    "properties": {"paths": {"type": "array", "items": {"type": "string"}},
+                                   "values": {"type": "array", "items": {"type": "string"}}}},
     },
+    "additionalProperties": False,
 }
 
 PAIR = {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2}
@@ -68,7 +74,11 @@ TEST_REQUEST = {
         "skip": {"type": "string", "minLength": 1},
         "onlyIfStatus": {"type": "object", "required": ["request", "matches"], "additionalProperties": False,
                          "properties": {"request": {"type": "integer", "minimum": 0}, "matches": {"type": "string"}}},
+        "onlyIfAccepted": {"type": "integer", "minimum": 0},
+        "onlyIfLoggedIn": {"type": "integer", "minimum": 0},
+        "adoptCredential": {"type": "boolean"},
     },
+    "additionalProperties": False,
 }
 
 # SPEC "TestConfig".
@@ -87,7 +97,9 @@ TEST_CONFIG = {
         "endpointId": {"type": "string", "format": "uuid"},
         "templateName": {"type": "string"},
         "templateVersion": {"type": "number"},
+        "passedMessage": {"type": "string"},
     },
+    "additionalProperties": False,
 }
 
 DEFS = {"assertion": ASSERTION, "request": TEST_REQUEST, "testConfig": TEST_CONFIG}
@@ -134,7 +146,6 @@ TEMPLATE_CASES = [
     ("XSS", "GET", "/api/search"),
     ("RATE_LIMIT", "POST", "/api/login"),
     ("RATE_LIMIT", "POST", "/api/comments"),
-    ("DATA_EXPOSURE", "GET", "/api/users/{param1}"),
     ("USER_ENUMERATION", "POST", "/api/login"),
 ]
 

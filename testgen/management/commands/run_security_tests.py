@@ -13,6 +13,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from core.enums import HttpMethod
+from testgen.coverage import SEVERITY_ORDER, summary_lines
 from testgen.errors import TestEndpointNotFound
 from testgen.evidence import evidence_lines
 from testgen.junit import junit_xml
@@ -59,7 +60,9 @@ class Command(BaseCommand):
 
         tests, not_generated = self._collect(options)
         if not tests:
-            self.stdout.write(f"No test to run ({not_generated} endpoint(s) without a suitable template).")
+            self.stdout.write(f"No test to run ({len(not_generated)} endpoint(s) without a test).")
+            for item in not_generated:
+                self.stdout.write(f"  {item['method']} {item['endpoint']}: {item['msg']}")
             return
         self.stdout.write(f"Running {len(tests)} test(s) against {environment.base_url}")
 
@@ -77,10 +80,10 @@ class Command(BaseCommand):
                                         on_result=progress)
         except RunRefused as exc:
             raise CommandError(str(exc)) from exc
-        self._table(results, not_generated)
+        self._table(results, not_generated, run.coverage or {})
         self.stdout.write(f"Recorded as test run {run.uuid} (GET /api/v1/testing/runs/{run.uuid})")
         if options.get("junit"):
-            Path(options["junit"]).write_bytes(junit_xml(results))
+            Path(options["junit"]).write_bytes(junit_xml(results, coverage=run.coverage))
             self.stdout.write(f"JUnit report written to {options['junit']}")
         if any(r.outcome in FAILING for r in results):
             raise SystemExit(1)
@@ -88,7 +91,7 @@ class Command(BaseCommand):
     # --- collecting tests -------------------------------------------------------------
     def _collect(self, options) -> tuple[list[dict], int]:
         if options.get("file"):
-            return self._from_file(options["file"]), 0
+            return self._from_file(options["file"]), []
         try:
             return tests_collect(host=options.get("host"), endpoint=options.get("endpoint"),
                                  method=options.get("method"), template_name=options.get("type"),
@@ -96,7 +99,7 @@ class Command(BaseCommand):
         except TestEndpointNotFound as exc:
             raise CommandError("Could not find endpoint.") from exc
 
-    def _from_file(self, name: str) -> list[dict]:
+    def _from_file(self, name: str) -> tuple[list[dict], list[dict]]:
         try:
             data = json.loads(Path(name).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
@@ -112,7 +115,10 @@ class Command(BaseCommand):
         return tests
 
     # --- output ----------------------------------------------------------------------
-    def _table(self, results: list[TestResult], not_generated: int) -> None:
+    def _table(self, results: list[TestResult], not_generated: list[dict], coverage: dict) -> None:
+        """The result table, each FAILED or ERROR test's checks and evidence (findings by severity),
+        then the summary: findings by severity, what could not be decided and what to configure, what
+        was not tested, and the counts."""
         rows = [("RESULT", "TEMPLATE", "METHOD", "ENDPOINT", "HOST", "DETAIL")]
         for r in results:
             rows.append((MARK[r.outcome], r.template, r.method, r.endpoint, r.host, r.message))
@@ -127,10 +133,9 @@ class Command(BaseCommand):
         if counts[Outcome.INCONCLUSIVE]:
             summary += f", {counts[Outcome.INCONCLUSIVE]} inconclusive"
         if not_generated:
-            summary += f"; {not_generated} endpoint(s) without a suitable template"
-        self.stdout.write("")
-        self.stdout.write(summary)
-        for r in results:
+            summary += f"; {len(not_generated)} endpoint(s) without a test"
+        ordered = sorted(results, key=lambda r: (r.outcome != Outcome.FAILED, SEVERITY_ORDER.get(r.severity or "", 9)))
+        for r in ordered:
             if r.outcome in (Outcome.FAILED, Outcome.ERROR):
                 self.stdout.write(f"\n{MARK[r.outcome]} {f'[{r.severity}] ' if r.severity else ''}{r.name}")
                 if not r.failures:
@@ -139,4 +144,9 @@ class Command(BaseCommand):
                     self.stdout.write(f"  - {failure.description}: {failure.message}")
                 for line in evidence_lines(r.evidence):
                     self.stdout.write(f"    {line}")
+        if coverage:
+            for line in summary_lines(results, coverage):
+                self.stdout.write(line)
+        self.stdout.write("")
+        self.stdout.write(summary)
         sys.stdout.flush()
